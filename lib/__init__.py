@@ -1,0 +1,1 @@
+"""The course's code: the attention kernel (`lib.attention`) and figure helpers (`lib.figures`)."""

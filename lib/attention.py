@@ -1,0 +1,418 @@
+"""Scaled dot-product attention in NumPy: the kernel every notebook of the course imports.
+
+The file reads top to bottom like the course: a stable softmax, the two masks
+(causal and padding), then scaled dot-product attention itself,
+
+    Attention(Q, K, V) = softmax(Q K^T * scale + mask) V,    scale = 1 / sqrt(E),
+
+with the argument names and conventions of PyTorch's
+``torch.nn.functional.scaled_dot_product_attention`` [2]_: ``query`` (..., L, E),
+``key`` (..., S, E), ``value`` (..., S, Ev); a boolean ``attn_mask`` means
+True = may attend; ``is_causal`` aligns the causal mask to the top-left corner.
+
+Rows of NumPy arrays are vectors here (a query is a row of ``query``), whereas the
+book's mathematics writes vectors as columns; the formulas agree because
+``Q K^T`` pairs rows with rows either way.
+
+References
+----------
+.. [1] A. Vaswani et al., "Attention is all you need", NeurIPS 2017, Eq. (1).
+       https://arxiv.org/abs/1706.03762
+.. [2] PyTorch documentation, ``torch.nn.functional.scaled_dot_product_attention``
+       (its "reference implementation" in Python is the model for the plain path).
+       https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
+"""
+
+import numbers
+
+import numpy as np
+
+__all__ = ["softmax", "causal_mask", "padding_mask", "scaled_dot_product_attention"]
+
+
+# ----------------------------------------------------------------------------- dtypes
+def _floating_input(x, name):
+    """Return ``x`` as an array whose dtype the kernel accepts (ints become float64).
+
+    Raises TypeError for bool, complex, string, object and other dtypes.
+    Never copies a floating input, and never writes to it.
+    """
+    x = np.asarray(x)
+    if x.dtype.kind == "f":
+        return x
+    if x.dtype.kind in "iu":
+        return x.astype(np.float64)
+    raise TypeError(
+        f"{name} must be a real floating or integer array, got dtype {x.dtype} "
+        f"(shape {x.shape}); complex, boolean, string and object arrays are not supported"
+    )
+
+
+def _compute_dtype(dtype):
+    """float16 (and other narrow floats) are computed in float32; wider ones as they are."""
+    return np.promote_types(dtype, np.float32)
+
+
+# ---------------------------------------------------------------------------- softmax
+def softmax(x, axis=-1, where=None):
+    r"""Numerically stable softmax along one axis, with an optional boolean mask.
+
+    .. math:: \operatorname{softmax}(x)_i = \frac{e^{x_i - m}}{\sum_j e^{x_j - m}},
+              \qquad m = \max_j x_j
+
+    Parameters
+    ----------
+    x : array_like, shape (...)
+        Logits. Floating dtypes are preserved (float16 is computed in float32 and
+        returned as float16); integer input is converted to float64.
+    axis : int or tuple of int, default -1
+        Axis (or axes) to normalise over; for attention this is the key axis S.
+    where : array_like of bool, optional
+        Broadcastable to ``x.shape``; True marks the entries that take part.
+        Entries outside ``where`` get weight exactly 0, whatever their value in ``x``
+        (even NaN or inf).
+
+    Returns
+    -------
+    ndarray, same shape as ``x``
+        Nonnegative weights; every slice along ``axis`` sums to 1, except a slice with
+        nothing to normalise (all entries masked out or equal to -inf, or empty),
+        which is all zeros. No warning is emitted in that case.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is boolean, complex, string or object, or ``where`` is not boolean.
+    ValueError
+        If ``where`` does not broadcast to the shape of ``x``.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range (a subclass of ValueError).
+
+    Notes
+    -----
+    Subtracting the maximum ``m`` of each slice before exponentiating is exact in
+    real arithmetic, because the factor :math:`e^{-m}` cancels between numerator
+    and denominator, and it makes the computation safe in floating point: the
+    largest exponent is :math:`e^0 = 1`, so nothing overflows, and the denominator
+    is at least 1, so nothing divides by zero. This is the shift used by
+    ``scipy.special.softmax`` and ``scipy.special.logsumexp``.
+
+    A slice whose maximum is -inf (all -inf, all masked, or empty) would give
+    ``-inf - (-inf) = nan``; there the shift is taken as 0 instead, every term is
+    ``exp(-inf) = 0``, and the slice is returned as zeros. This matches
+    PyTorch >= 2.5, whose ``scaled_dot_product_attention`` returns zeros for a
+    query that may attend to no key. A slice holding +inf or NaN among its
+    entries taking part returns NaN (as NumPy, SciPy and PyTorch do): the kernel
+    does not hide bad input.
+
+    References
+    ----------
+    .. [1] SciPy, ``scipy.special.softmax`` and ``scipy.special.logsumexp``.
+    .. [2] J. S. Bridle, "Probabilistic interpretation of feedforward classification
+           network outputs", 1990 (the name softmax).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lib.attention import softmax
+    >>> softmax(np.array([1000.0, 1000.0]))          # a naive exp overflows here
+    array([0.5, 0.5])
+    >>> softmax(np.array([[0.0, 1.0, 2.0]]), where=np.array([True, True, False]))
+    array([[0.26894142, 0.73105858, 0.        ]])
+    >>> softmax(np.array([-np.inf, -np.inf]))       # nothing to normalise: zeros
+    array([0., 0.])
+    """
+    x = _floating_input(x, "x")
+    out_dtype = x.dtype
+    work = x.astype(_compute_dtype(x.dtype), copy=False)  # never written to below
+    if where is not None:
+        where = np.asarray(where)
+        if where.dtype != np.bool_:
+            raise TypeError(f"where must be a boolean array, got dtype {where.dtype}")
+        try:
+            where = np.broadcast_to(where, work.shape)
+        except ValueError:
+            raise ValueError(
+                f"where with shape {where.shape} does not broadcast to x with shape {work.shape}"
+            ) from None
+        work = np.where(where, work, -np.inf)  # masked entries cannot win the max
+    m = np.max(work, axis=axis, keepdims=True, initial=-np.inf)
+    m = np.where(m == -np.inf, 0.0, m).astype(work.dtype)  # safe shift for empty slices
+    e = np.exp(work - m)  # in [0, 1]
+    total = np.sum(e, axis=axis, keepdims=True)  # >= 1; 0 for an empty slice; NaN stays NaN
+    out = np.divide(e, total, out=np.zeros_like(e), where=total != 0)
+    return out.astype(out_dtype, copy=False)
+
+
+# ------------------------------------------------------------------------------ masks
+def _check_size(n, name):
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"{name} must be a nonnegative integer, got {n!r}")
+    return int(n)
+
+
+def causal_mask(L, S=None):
+    """Boolean causal mask: query ``i`` may attend to key ``j`` when ``j <= i``.
+
+    Parameters
+    ----------
+    L : int
+        Number of queries (rows), ``L >= 0``.
+    S : int, optional
+        Number of keys (columns); defaults to ``L``.
+
+    Returns
+    -------
+    ndarray of bool, shape (L, S)
+        True on and below the main diagonal (True = may attend). For ``L != S`` the
+        diagonal starts at the top-left corner, as PyTorch's ``is_causal=True``
+        does (``torch.ones(L, S).tril()``).
+
+    Raises
+    ------
+    ValueError
+        If ``L`` or ``S`` is not a nonnegative integer.
+
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Attention is all you need", 2017, Sec. 3.2.3.
+    .. [2] PyTorch documentation, ``torch.nn.functional.scaled_dot_product_attention``.
+
+    Examples
+    --------
+    >>> from lib.attention import causal_mask
+    >>> causal_mask(3)
+    array([[ True, False, False],
+           [ True,  True, False],
+           [ True,  True,  True]])
+    >>> causal_mask(2, 3).astype(int)
+    array([[1, 0, 0],
+           [1, 1, 0]])
+    """
+    L = _check_size(L, "L")
+    S = L if S is None else _check_size(S, "S")
+    return np.tri(L, S, dtype=bool)  # (L, S)
+
+
+def padding_mask(lengths, S):
+    """Boolean key-padding mask: position ``j`` of sequence ``n`` is real when ``j < lengths[n]``.
+
+    Parameters
+    ----------
+    lengths : array_like of int, shape (N,)
+        True length of each of ``N`` sequences padded to ``S`` positions;
+        ``0 <= lengths[n] <= S``.
+    S : int
+        Padded length (number of key positions).
+
+    Returns
+    -------
+    ndarray of bool, shape (N, S)
+        True where a key is real (True = may attend). To mask keys in attention
+        over inputs shaped (N, H, L, E), use ``padding_mask(lengths, S)[:, None, None, :]``,
+        which broadcasts to (N, H, L, S).
+
+    Raises
+    ------
+    TypeError
+        If ``lengths`` is not an integer array.
+    ValueError
+        If ``lengths`` is not one-dimensional, a length lies outside ``[0, S]``, or
+        ``S`` is not a nonnegative integer.
+
+    References
+    ----------
+    .. [1] PyTorch documentation, ``torch.nn.MultiheadAttention`` (``key_padding_mask``;
+           note that PyTorch's key padding mask uses the opposite polarity,
+           True = ignore).
+
+    Examples
+    --------
+    >>> from lib.attention import padding_mask
+    >>> padding_mask([3, 1], 4).astype(int)
+    array([[1, 1, 1, 0],
+           [1, 0, 0, 0]])
+    """
+    S = _check_size(S, "S")
+    lengths = np.asarray(lengths)
+    if lengths.dtype.kind not in "iu":
+        raise TypeError(f"lengths must be integers, got dtype {lengths.dtype}")
+    if lengths.ndim != 1:
+        raise ValueError(f"lengths must have shape (N,), got shape {lengths.shape}")
+    if np.any(lengths < 0) or np.any(lengths > S):
+        raise ValueError(f"every length must lie in [0, S={S}], got {lengths.tolist()}")
+    return np.arange(S) < lengths[:, None]  # (N, S)
+
+
+# -------------------------------------------------------- scaled dot-product attention
+def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
+    """Validate and convert the inputs; return them with the batch shape and dtypes."""
+    query = _floating_input(query, "query")
+    key = _floating_input(key, "key")
+    value = _floating_input(value, "value")
+    for name, x, axes in (("query", query, "(..., L, E)"), ("key", key, "(..., S, E)"),
+                          ("value", value, "(..., S, Ev)")):
+        if x.ndim < 2:
+            raise ValueError(f"{name} must have shape {axes} with at least 2 axes, got shape {x.shape}")
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            f"query (..., L, E) and key (..., S, E) must share E: got query shape "
+            f"{query.shape} and key shape {key.shape}"
+        )
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"key (..., S, E) and value (..., S, Ev) must share S: got key shape "
+            f"{key.shape} and value shape {value.shape}"
+        )
+    try:
+        batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"leading (batch) axes do not broadcast: query {query.shape}, key {key.shape}, "
+            f"value {value.shape}"
+        ) from None
+    L, E, S = query.shape[-2], query.shape[-1], key.shape[-2]
+
+    out_dtype = np.result_type(query.dtype, key.dtype, value.dtype)
+    dtype = _compute_dtype(out_dtype)
+
+    if is_causal and attn_mask is not None:
+        raise ValueError("give either attn_mask or is_causal=True, not both "
+                         "(combine them with causal_mask(L, S) & attn_mask)")
+    if attn_mask is not None:
+        attn_mask = np.asarray(attn_mask)
+        if attn_mask.dtype.kind not in "bf":
+            raise TypeError(
+                f"attn_mask must be boolean (True = may attend) or floating (added to the "
+                f"scores), got dtype {attn_mask.dtype} with shape {attn_mask.shape}"
+            )
+        target = batch + (L, S)
+        try:
+            fits = np.broadcast_shapes(attn_mask.shape, target) == target
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"attn_mask with shape {attn_mask.shape} does not broadcast to the "
+                f"attention weights' shape (..., L, S) = {target} (query {query.shape}, "
+                f"key {key.shape})"
+            )
+        if attn_mask.dtype.kind == "f":
+            attn_mask = attn_mask.astype(dtype, copy=False)
+
+    if scale is None:
+        if E == 0:
+            raise ValueError(f"E = 0 (query shape {query.shape}): give scale explicitly")
+        scale = 1.0 / np.sqrt(E)
+    elif isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale must be a real number, got {scale!r}")
+    elif not np.isfinite(scale):
+        raise ValueError(f"scale must be finite, got {scale!r}")
+    scale = dtype.type(scale)  # a float64 scalar would upcast float32 work under NumPy 2
+
+    return (query.astype(dtype, copy=False), key.astype(dtype, copy=False),
+            value.astype(dtype, copy=False), attn_mask, scale, out_dtype)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal=False,
+                                 scale=None, return_weights=False):
+    r"""Scaled dot-product attention: ``softmax(query @ key.T * scale + mask) @ value``.
+
+    .. math:: \operatorname{Attention}(Q, K, V)
+              = \operatorname{softmax}\!\Big(\frac{Q K^\top}{\sqrt{E}}\Big) V
+
+    Parameters
+    ----------
+    query : array_like, shape (..., L, E)
+        L queries of E features each.
+    key : array_like, shape (..., S, E)
+        S keys, with the same E as the queries.
+    value : array_like, shape (..., S, Ev)
+        One value row of Ev features per key.
+        The leading axes ``...`` of query, key and value broadcast against each other.
+    attn_mask : array_like, optional, shape broadcastable to (..., L, S)
+        Boolean: True = query ``i`` may attend to key ``j`` (PyTorch's convention).
+        Floating: added to the scaled scores (use ``-np.inf`` to forbid a pair).
+    is_causal : bool, default False
+        If True, query ``i`` attends keys ``j <= i`` only (``causal_mask(L, S)``,
+        top-left aligned as in PyTorch). Cannot be combined with ``attn_mask``.
+    scale : float, optional
+        Factor applied to ``query @ key.T``; defaults to ``1 / sqrt(E)``.
+    return_weights : bool, default False
+        Also return the attention weights.
+
+    Returns
+    -------
+    output : ndarray, shape (..., L, Ev)
+        Row ``i`` is ``sum_j weights[i, j] * value[j]``, a convex combination of
+        the value rows.
+    weights : ndarray, shape (..., L, S)
+        Only if ``return_weights``. Nonnegative; each row sums to 1, except the row
+        of a query with no key to attend to, which is all zeros (and so is its output
+        row), as in PyTorch >= 2.5.
+
+    Dtypes: float32 in gives float32 out, float64 gives float64; float16 is computed
+    in float32 and returned as float16; integer input is treated as float64; mixed
+    inputs follow ``np.result_type``. Inputs are never modified.
+
+    Raises
+    ------
+    ValueError
+        If an input has fewer than 2 axes; query and key differ in E; key and value
+        differ in S; the leading axes do not broadcast; ``attn_mask`` does not
+        broadcast to (..., L, S); both ``attn_mask`` and ``is_causal`` are given;
+        ``scale`` is not finite; or E = 0 with no ``scale``. The message names the
+        shapes involved.
+    TypeError
+        If an input is complex, boolean, string or object; ``attn_mask`` is neither
+        boolean nor floating; or ``scale`` is not a real number.
+
+    Notes
+    -----
+    This is the plain path: it forms the (..., L, S) score matrix, then softmax,
+    then a second matrix product, exactly as the formula reads. Dividing by
+    :math:`\sqrt{E}` keeps the variance of a score near 1 when the entries of
+    query and key are independent with unit variance (the variance of a sum of
+    E unit-variance products is E), so the softmax does not saturate [1]_.
+    The softmax is the stable one of :func:`softmax` (see its Notes).
+
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Attention is all you need", NeurIPS 2017, Sec. 3.2.1.
+    .. [2] PyTorch documentation, ``torch.nn.functional.scaled_dot_product_attention``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lib.attention import scaled_dot_product_attention
+    >>> query = np.array([[1.0, 0.0]])                       # L=1, E=2
+    >>> key = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # S=3, E=2
+    >>> value = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])  # S=3, Ev=2
+    >>> out, weights = scaled_dot_product_attention(query, key, value, return_weights=True)
+    >>> weights.round(4), weights.sum()
+    (array([[0.4011, 0.1978, 0.4011]]), np.float64(1.0))
+    >>> out.round(4)
+    array([[0.8022, 0.7967]])
+    >>> scaled_dot_product_attention(query, key, value, is_causal=True)  # only key 0
+    array([[1., 0.]])
+    """
+    query, key, value, attn_mask, scale, out_dtype = _check_attention_inputs(
+        query, key, value, attn_mask, is_causal, scale)
+    L, S = query.shape[-2], key.shape[-2]
+    if is_causal:
+        attn_mask = causal_mask(L, S)  # (L, S)
+
+    scores = query @ np.swapaxes(key, -1, -2) * scale  # (..., L, S)
+    if attn_mask is None:
+        weights = softmax(scores, axis=-1)  # (..., L, S)
+    elif attn_mask.dtype == np.bool_:
+        scores = np.broadcast_to(scores, np.broadcast_shapes(scores.shape, attn_mask.shape))
+        weights = softmax(scores, axis=-1, where=attn_mask)  # (..., L, S); masked -> 0
+    else:
+        weights = softmax(scores + attn_mask, axis=-1)  # (..., L, S); -inf -> 0
+    output = weights @ value  # (..., L, Ev)
+
+    output = output.astype(out_dtype, copy=False)
+    if return_weights:
+        return output, weights.astype(out_dtype, copy=False)
+    return output

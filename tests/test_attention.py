@@ -1,0 +1,593 @@
+"""Tests of lib/attention.py: examples, properties (hypothesis), bad inputs, dtypes, and a
+differential test against PyTorch's SDPA when torch is importable."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from lib.attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
+
+
+# ------------------------------------------------------------------------------ helpers
+def direct_attention(query, key, value, mask=None, scale=None):
+    """The formula written out with explicit loops over batch and rows: no shared code with lib."""
+    E = query.shape[-1]
+    scale = 1.0 / np.sqrt(E) if scale is None else scale
+    out = np.zeros(query.shape[:-1] + (value.shape[-1],))
+    for idx in np.ndindex(query.shape[:-2]):
+        q, k, v = query[idx], key[idx], value[idx]
+        for i in range(q.shape[0]):
+            s = np.array([q[i] @ k[j] * scale for j in range(k.shape[0])])
+            keep = np.ones(k.shape[0], bool) if mask is None else mask[idx][i]
+            if not keep.any():
+                continue
+            e = np.exp(s[keep] - s[keep].max())
+            out[idx][i] = (e / e.sum()) @ v[keep]
+    return out
+
+
+def random_qkv(rng, batch=(), L=3, S=5, E=4, Ev=6, dtype=np.float64):
+    q = rng.standard_normal(batch + (L, E)).astype(dtype)
+    k = rng.standard_normal(batch + (S, E)).astype(dtype)
+    v = rng.standard_normal(batch + (S, Ev)).astype(dtype)
+    return q, k, v
+
+
+def readonly(*arrays):
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
+# ----------------------------------------------------------------------------- softmax
+def test_softmax_rows_sum_to_one_and_match_formula():
+    x = np.array([[0.0, 1.0, 2.0], [-1.0, 5.0, 3.0]])
+    expected = np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(softmax(x), expected, rtol=1e-15)
+
+
+def test_softmax_large_logits_do_not_overflow():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = softmax(np.array([1000.0, 1001.0, 1002.0]))
+    np.testing.assert_allclose(p, softmax(np.array([0.0, 1.0, 2.0])), rtol=1e-15)
+
+
+def test_softmax_axis_zero_normalises_columns():
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(softmax(x, axis=0).sum(axis=0), np.ones(3))
+
+
+def test_softmax_minus_inf_entries_get_exactly_zero():
+    p = softmax(np.array([0.0, -np.inf, 0.0]))
+    assert p[1] == 0.0
+    np.testing.assert_allclose(p, [0.5, 0.0, 0.5])
+
+
+def test_softmax_all_minus_inf_row_is_zeros_without_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = softmax(np.array([[-np.inf, -np.inf], [0.0, 0.0]]))
+    np.testing.assert_array_equal(p, [[0.0, 0.0], [0.5, 0.5]])
+
+
+def test_softmax_where_gives_zero_outside_even_for_nan_and_inf():
+    x = np.array([[1.0, np.nan, np.inf, 2.0]])
+    where = np.array([True, False, False, True])
+    p = softmax(x, where=where)
+    np.testing.assert_allclose(p, softmax(np.array([[1.0, 2.0]]))[:, [0, 0, 0, 1]] * where)
+    assert p[0, 1] == 0.0 and p[0, 2] == 0.0
+
+
+def test_softmax_all_masked_slice_is_zeros():
+    p = softmax(np.ones((2, 3)), where=np.array([[False] * 3, [True] * 3]))
+    np.testing.assert_array_equal(p[0], 0.0)
+    np.testing.assert_allclose(p[1], 1 / 3)
+
+
+def test_softmax_empty_axis_returns_empty():
+    assert softmax(np.zeros((2, 0))).shape == (2, 0)
+
+
+def test_softmax_nan_in_slice_propagates():
+    assert np.isnan(softmax(np.array([[0.0, np.nan], [0.0, 0.0]]))[0]).all()
+
+
+def test_softmax_plus_inf_in_slice_gives_nan_not_a_silent_answer():
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(softmax(np.array([np.inf, 0.0]))).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_softmax_preserves_floating_dtype(dtype):
+    assert softmax(np.array([1.0, 2.0], dtype=dtype)).dtype == dtype
+
+
+def test_softmax_integers_become_float64():
+    p = softmax(np.array([1, 2, 3]))
+    assert p.dtype == np.float64
+    np.testing.assert_allclose(p, softmax(np.array([1.0, 2.0, 3.0])))
+
+
+def test_softmax_float16_large_logits_are_finite():
+    p = softmax(np.array([60000.0, 60000.0], dtype=np.float16))
+    np.testing.assert_array_equal(p, np.array([0.5, 0.5], dtype=np.float16))
+
+
+def test_softmax_does_not_modify_input():
+    x = np.array([3.0, -np.inf, 1.0])
+    (x_ro,) = readonly(x.copy())
+    softmax(x_ro, where=np.array([True, False, True]))
+    np.testing.assert_array_equal(x_ro, x)
+
+
+def test_softmax_rejects_non_boolean_where():
+    with pytest.raises(TypeError, match="where must be a boolean"):
+        softmax(np.ones(3), where=np.array([1, 0, 1]))
+
+
+def test_softmax_rejects_where_that_does_not_broadcast():
+    with pytest.raises(ValueError, match=r"\(2,\).*\(3,\)"):
+        softmax(np.ones(3), where=np.array([True, False]))
+
+
+@pytest.mark.parametrize("bad", [np.array([1 + 1j]), np.array(["a"]), np.array([True])])
+def test_softmax_rejects_complex_string_and_bool(bad):
+    with pytest.raises(TypeError):
+        softmax(bad)
+
+
+@given(
+    hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=6),
+               elements=st.floats(-50, 50)),
+    st.floats(-1e3, 1e3),
+)
+def test_softmax_is_invariant_to_a_shift(x, c):
+    np.testing.assert_allclose(softmax(x + c), softmax(x), atol=1e-12)
+
+
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=6),
+                  elements=st.floats(-1e300, 1e300)))
+def test_softmax_slices_sum_to_one_for_any_finite_input(x):
+    p = softmax(x)
+    assert np.all(p >= 0)
+    np.testing.assert_allclose(p.sum(axis=-1), 1.0, rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------- masks
+def test_causal_mask_is_lower_triangle():
+    np.testing.assert_array_equal(causal_mask(3), np.tril(np.ones((3, 3), bool)))
+
+
+def test_causal_mask_rectangular_is_top_left_aligned():
+    np.testing.assert_array_equal(causal_mask(2, 4), [[1, 0, 0, 0], [1, 1, 0, 0]])
+    np.testing.assert_array_equal(causal_mask(3, 1), [[1], [1], [1]])
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True, "3"])
+def test_causal_mask_rejects_bad_sizes(bad):
+    with pytest.raises(ValueError, match="nonnegative integer"):
+        causal_mask(bad)
+
+
+def test_padding_mask_marks_positions_below_length():
+    m = padding_mask(np.array([2, 0, 3]), 3)
+    assert m.dtype == np.bool_ and m.shape == (3, 3)
+    np.testing.assert_array_equal(m, [[1, 1, 0], [0, 0, 0], [1, 1, 1]])
+
+
+def test_padding_mask_rejects_length_above_S():
+    with pytest.raises(ValueError, match=r"\[0, S=3\]"):
+        padding_mask([4], 3)
+
+
+def test_padding_mask_rejects_two_dimensional_lengths():
+    with pytest.raises(ValueError, match=r"\(1, 2\)"):
+        padding_mask([[1, 2]], 3)
+
+
+def test_padding_mask_rejects_float_lengths():
+    with pytest.raises(TypeError, match="integers"):
+        padding_mask([1.5], 3)
+
+
+# ------------------------------------------------------- scaled dot-product attention
+def test_matches_direct_formula_float64_with_L_ne_S_and_E_ne_Ev():
+    rng = np.random.default_rng(0)
+    q, k, v = random_qkv(rng, batch=(2, 3), L=3, S=5, E=4, Ev=6)
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v),
+                               direct_attention(q, k, v), rtol=0, atol=1e-12)
+
+
+def test_default_scale_is_one_over_sqrt_E():
+    rng = np.random.default_rng(1)
+    q, k, v = random_qkv(rng, E=9)
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v),
+                               scaled_dot_product_attention(q, k, v, scale=1 / 3), atol=1e-15)
+    assert not np.allclose(scaled_dot_product_attention(q, k, v),
+                           scaled_dot_product_attention(q, k, v, scale=1 / 9))
+
+
+def test_explicit_scale_is_used():
+    rng = np.random.default_rng(2)
+    q, k, v = random_qkv(rng)
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, scale=0.3),
+                               direct_attention(q, k, v, scale=0.3), atol=1e-12)
+
+
+def test_seed_example_48_weights_and_output():
+    # Seed 001: scores = Q K^T / sqrt(2), A = softmax(scores), O = A V; values by hand.
+    Q = np.array([[1.0, 0.0], [0.0, 1.0]])
+    K = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    V = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    O, A = scaled_dot_product_attention(Q, K, V, return_weights=True)
+    e = np.exp(1 / np.sqrt(2))
+    np.testing.assert_allclose(A, [[e, e, 1], [1, e, e]] / (2 * e + 1), atol=1e-15)
+    np.testing.assert_allclose(O, A @ V, atol=1e-15)
+    np.testing.assert_allclose(A.sum(axis=1), [1.0, 1.0], atol=1e-15)
+
+
+def test_return_weights_shapes():
+    rng = np.random.default_rng(3)
+    q, k, v = random_qkv(rng, batch=(2,), L=3, S=5, E=4, Ev=6)
+    out, w = scaled_dot_product_attention(q, k, v, return_weights=True)
+    assert out.shape == (2, 3, 6) and w.shape == (2, 3, 5)
+
+
+def test_leading_axes_broadcast():
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((2, 1, 3, 4))
+    k = rng.standard_normal((1, 5, 6, 4))
+    v = rng.standard_normal((6, 2))
+    out = scaled_dot_product_attention(q, k, v)
+    assert out.shape == (2, 5, 3, 2)
+    np.testing.assert_allclose(out[1, 3], scaled_dot_product_attention(q[1, 0], k[0, 3], v),
+                               atol=1e-15)
+
+
+def test_is_causal_equals_lower_triangular_boolean_mask():
+    rng = np.random.default_rng(5)
+    q, k, v = random_qkv(rng, L=4, S=4)
+    np.testing.assert_array_equal(scaled_dot_product_attention(q, k, v, is_causal=True),
+                                  scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(4)))
+
+
+def test_is_causal_rectangular_is_top_left_aligned():
+    rng = np.random.default_rng(6)
+    q, k, v = random_qkv(rng, L=2, S=4)
+    _, w = scaled_dot_product_attention(q, k, v, is_causal=True, return_weights=True)
+    np.testing.assert_array_equal(w[:, 2:], 0.0)
+    assert w[0, 1] == 0.0 and w[0, 0] == 1.0
+
+
+def test_boolean_and_additive_minus_inf_masks_agree():
+    rng = np.random.default_rng(7)
+    q, k, v = random_qkv(rng, L=4, S=4)
+    mask = causal_mask(4)
+    additive = np.where(mask, 0.0, -np.inf)
+    out_b, w_b = scaled_dot_product_attention(q, k, v, attn_mask=mask, return_weights=True)
+    out_f, w_f = scaled_dot_product_attention(q, k, v, attn_mask=additive, return_weights=True)
+    np.testing.assert_allclose(w_b, w_f, atol=1e-15)
+    np.testing.assert_allclose(out_b, out_f, atol=1e-15)
+
+
+def test_float_mask_is_added_to_scaled_scores():
+    rng = np.random.default_rng(8)
+    q, k, v = random_qkv(rng, L=2, S=3)
+    bias = np.array([[0.5, -1.0, 2.0]])
+    _, w = scaled_dot_product_attention(q, k, v, attn_mask=bias, return_weights=True)
+    np.testing.assert_allclose(w, softmax(q @ k.T / 2.0 + bias), atol=1e-15)
+
+
+def test_masked_weights_are_exactly_zero():
+    rng = np.random.default_rng(9)
+    q, k, v = random_qkv(rng, L=4, S=4)
+    _, w = scaled_dot_product_attention(q, k, v, is_causal=True, return_weights=True)
+    assert np.all(w[~causal_mask(4)] == 0.0)
+
+
+def test_fully_masked_row_gives_zero_weights_and_zero_output():
+    rng = np.random.default_rng(10)
+    q, k, v = random_qkv(rng, L=3, S=4)
+    mask = np.ones((3, 4), bool)
+    mask[1] = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, w = scaled_dot_product_attention(q, k, v, attn_mask=mask, return_weights=True)
+    np.testing.assert_array_equal(w[1], 0.0)
+    np.testing.assert_array_equal(out[1], 0.0)
+    np.testing.assert_allclose(w[[0, 2]].sum(axis=-1), 1.0)
+
+
+def test_fully_masked_row_with_additive_mask_gives_zeros():
+    rng = np.random.default_rng(11)
+    q, k, v = random_qkv(rng, L=2, S=3)
+    out = scaled_dot_product_attention(q, k, v, attn_mask=np.array([[0.0] * 3, [-np.inf] * 3]))
+    np.testing.assert_array_equal(out[1], 0.0)
+
+
+def test_no_keys_gives_zero_output():
+    rng = np.random.default_rng(12)
+    q, k, v = random_qkv(rng, L=2, S=0)
+    out, w = scaled_dot_product_attention(q, k, v, return_weights=True)
+    assert out.shape == (2, 6) and w.shape == (2, 0)
+    np.testing.assert_array_equal(out, 0.0)
+
+
+def test_padding_mask_for_batched_heads():
+    rng = np.random.default_rng(13)
+    q, k, v = random_qkv(rng, batch=(2, 3), L=4, S=4)
+    lengths = np.array([4, 2])
+    out = scaled_dot_product_attention(q, k, v, attn_mask=padding_mask(lengths, 4)[:, None, None, :])
+    short = scaled_dot_product_attention(q[1], k[1, :, :2], v[1, :, :2])
+    np.testing.assert_allclose(out[1], short, atol=1e-15)
+
+
+def test_inputs_are_not_modified():
+    rng = np.random.default_rng(14)
+    q, k, v = random_qkv(rng, L=3, S=3)
+    mask = np.where(causal_mask(3), 0.0, -np.inf)
+    copies = [a.copy() for a in (q, k, v, mask)]
+    readonly(q, k, v, mask)  # any write would raise
+    scaled_dot_product_attention(q, k, v, attn_mask=mask, return_weights=True)
+    for a, c in zip((q, k, v, mask), copies):
+        np.testing.assert_array_equal(a, c)
+
+
+# --------------------------------------------------------------------------------- dtypes
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_output_and_weights_keep_the_input_float_dtype(dtype):
+    q, k, v = random_qkv(np.random.default_rng(15), dtype=dtype)
+    out, w = scaled_dot_product_attention(q, k, v, return_weights=True)
+    assert out.dtype == dtype and w.dtype == dtype
+
+
+def test_float32_is_computed_in_float32_not_upcast():
+    q, k, v = random_qkv(np.random.default_rng(16), dtype=np.float32)
+    out = scaled_dot_product_attention(q, k, v)
+    scores = (q @ k.T) * np.float32(1 / 2)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    expected32 = (e / e.sum(axis=-1, keepdims=True)) @ v
+    np.testing.assert_allclose(out, expected32, rtol=2e-6)
+
+
+def test_float16_is_computed_in_float32():
+    q, k, v = random_qkv(np.random.default_rng(17), dtype=np.float16)
+    out = scaled_dot_product_attention(q, k, v)
+    ref = scaled_dot_product_attention(q.astype(np.float32), k.astype(np.float32),
+                                       v.astype(np.float32))
+    np.testing.assert_array_equal(out, ref.astype(np.float16))
+
+
+def test_integer_inputs_become_float64():
+    q = np.array([[1, 0]])
+    k = np.array([[1, 0], [0, 1]])
+    out = scaled_dot_product_attention(q, k, k)
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, scaled_dot_product_attention(q * 1.0, k * 1.0, k * 1.0))
+
+
+def test_mixed_float32_and_float64_give_float64():
+    q, k, v = random_qkv(np.random.default_rng(18), dtype=np.float32)
+    assert scaled_dot_product_attention(q, k.astype(np.float64), v).dtype == np.float64
+
+
+def test_float64_mask_does_not_upcast_float32_inputs():
+    q, k, v = random_qkv(np.random.default_rng(19), L=3, S=3, dtype=np.float32)
+    mask = np.where(causal_mask(3), 0.0, -np.inf)  # float64
+    assert scaled_dot_product_attention(q, k, v, attn_mask=mask).dtype == np.float32
+
+
+# ---------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("which", ["query", "key", "value"])
+def test_rejects_fewer_than_two_axes(which):
+    args = dict(zip(("query", "key", "value"), random_qkv(np.random.default_rng(20))))
+    args[which] = args[which][0]
+    with pytest.raises(ValueError, match=rf"{which} must have shape .* got shape \(\d+,\)"):
+        scaled_dot_product_attention(**args)
+
+
+def test_rejects_E_mismatch_naming_shapes():
+    q, k, v = random_qkv(np.random.default_rng(21), E=4)
+    with pytest.raises(ValueError, match=r"share E.*\(3, 3\).*\(5, 4\)"):
+        scaled_dot_product_attention(q[:, :3], k, v)
+
+
+def test_rejects_S_mismatch_naming_shapes():
+    q, k, v = random_qkv(np.random.default_rng(22), S=5)
+    with pytest.raises(ValueError, match=r"share S.*\(5, 4\).*\(4, 6\)"):
+        scaled_dot_product_attention(q, k, v[:4])
+
+
+def test_rejects_leading_axes_that_do_not_broadcast():
+    q, k, v = random_qkv(np.random.default_rng(23), batch=(2,))
+    with pytest.raises(ValueError, match=r"do not broadcast.*\(2, 3, 4\).*\(3, 5, 4\)"):
+        scaled_dot_product_attention(q, np.concatenate([k, k[:1]]), np.concatenate([v, v[:1]]))
+
+
+def test_rejects_mask_that_does_not_broadcast():
+    q, k, v = random_qkv(np.random.default_rng(24), L=3, S=5)
+    with pytest.raises(ValueError, match=r"attn_mask with shape \(3, 4\).*\(3, 5\)"):
+        scaled_dot_product_attention(q, k, v, attn_mask=np.ones((3, 4), bool))
+
+
+def test_rejects_mask_that_would_add_batch_axes():
+    q, k, v = random_qkv(np.random.default_rng(25), L=3, S=5)
+    with pytest.raises(ValueError, match=r"\(2, 3, 5\)"):
+        scaled_dot_product_attention(q, k, v, attn_mask=np.ones((2, 3, 5), bool))
+
+
+def test_rejects_integer_mask():
+    q, k, v = random_qkv(np.random.default_rng(26), L=3, S=5)
+    with pytest.raises(TypeError, match="neither|boolean .* or floating"):
+        scaled_dot_product_attention(q, k, v, attn_mask=np.ones((3, 5), int))
+
+
+def test_rejects_mask_together_with_is_causal():
+    q, k, v = random_qkv(np.random.default_rng(27), L=3, S=5)
+    with pytest.raises(ValueError, match="not both"):
+        scaled_dot_product_attention(q, k, v, attn_mask=np.ones((3, 5), bool), is_causal=True)
+
+
+@pytest.mark.parametrize("scale", [np.nan, np.inf, -np.inf])
+def test_rejects_non_finite_scale(scale):
+    q, k, v = random_qkv(np.random.default_rng(28))
+    with pytest.raises(ValueError, match="scale must be finite"):
+        scaled_dot_product_attention(q, k, v, scale=scale)
+
+
+def test_rejects_non_numeric_scale():
+    q, k, v = random_qkv(np.random.default_rng(29))
+    with pytest.raises(TypeError, match="scale must be a real number"):
+        scaled_dot_product_attention(q, k, v, scale="0.5")
+
+
+def test_rejects_complex_input():
+    q, k, v = random_qkv(np.random.default_rng(30))
+    with pytest.raises(TypeError, match="complex128"):
+        scaled_dot_product_attention(q + 0j, k, v)
+
+
+def test_rejects_string_input():
+    q, k, v = random_qkv(np.random.default_rng(31))
+    with pytest.raises(TypeError, match="key must be a real"):
+        scaled_dot_product_attention(q, k.astype(str), v)
+
+
+def test_rejects_object_input():
+    q, k, v = random_qkv(np.random.default_rng(32))
+    with pytest.raises(TypeError, match="value must be a real.*object"):
+        scaled_dot_product_attention(q, k, v.astype(object))
+
+
+def test_rejects_zero_E_without_scale():
+    with pytest.raises(ValueError, match="E = 0"):
+        scaled_dot_product_attention(np.zeros((2, 0)), np.zeros((3, 0)), np.zeros((3, 1)))
+
+
+# ------------------------------------------------------------------- property-based tests
+dims = st.integers(1, 6)
+
+
+@st.composite
+def attention_inputs(draw, with_mask=False):
+    L, S, E, Ev = draw(dims), draw(dims), draw(dims), draw(dims)
+    el = st.floats(-10, 10, allow_subnormal=False)
+    q = draw(hnp.arrays(np.float64, (L, E), elements=el))
+    k = draw(hnp.arrays(np.float64, (S, E), elements=el))
+    v = draw(hnp.arrays(np.float64, (S, Ev), elements=el))
+    if not with_mask:
+        return q, k, v
+    return q, k, v, draw(hnp.arrays(np.bool_, (L, S)))
+
+
+@given(attention_inputs(with_mask=True))
+def test_property_weights_nonnegative_and_rows_sum_to_one(args):
+    q, k, v, mask = args
+    _, w = scaled_dot_product_attention(q, k, v, attn_mask=mask, return_weights=True)
+    assert np.all(w >= 0)
+    sums = w.sum(axis=-1)
+    np.testing.assert_allclose(sums[mask.any(axis=-1)], 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(sums[~mask.any(axis=-1)], 0.0)
+
+
+@given(attention_inputs())
+def test_property_output_within_per_feature_range_of_values(args):
+    q, k, v = args
+    out = scaled_dot_product_attention(q, k, v)
+    tol = 1e-12 * (1 + np.abs(v).max())
+    assert np.all(out >= v.min(axis=0) - tol) and np.all(out <= v.max(axis=0) + tol)
+
+
+@given(attention_inputs(), st.randoms(use_true_random=False))
+def test_property_permuting_keys_and_values_together_changes_nothing(args, random):
+    q, k, v = args
+    perm = np.array(random.sample(range(k.shape[0]), k.shape[0]))
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k[perm], v[perm]),
+                               scaled_dot_product_attention(q, k, v), atol=1e-12)
+
+
+@given(attention_inputs(), st.randoms(use_true_random=False))
+def test_property_permuting_queries_permutes_outputs(args, random):
+    q, k, v = args
+    perm = np.array(random.sample(range(q.shape[0]), q.shape[0]))
+    np.testing.assert_allclose(scaled_dot_product_attention(q[perm], k, v),
+                               scaled_dot_product_attention(q, k, v)[perm], atol=1e-12)
+
+
+@given(attention_inputs())
+def test_property_all_true_mask_equals_no_mask(args):
+    q, k, v = args
+    mask = np.ones((q.shape[0], k.shape[0]), bool)
+    np.testing.assert_array_equal(scaled_dot_product_attention(q, k, v, attn_mask=mask),
+                                  scaled_dot_product_attention(q, k, v))
+
+
+@given(attention_inputs(with_mask=True))
+def test_property_masked_keys_and_values_do_not_matter(args):
+    q, k, v, mask = args
+    # A key column masked for every query may hold anything, even 1e30, without effect.
+    dead = ~mask.any(axis=0)
+    k2, v2 = k.copy(), v.copy()
+    k2[dead], v2[dead] = 1e30, 1e30
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k2, v2, attn_mask=mask),
+                               scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=1e-12)
+
+
+@given(attention_inputs(), st.data())
+def test_property_future_keys_do_not_change_causal_outputs(args, data):
+    q, k, v = args
+    L, S = q.shape[0], k.shape[0]
+    t = data.draw(st.integers(0, min(L, S) - 1))
+    k2, v2 = k.copy(), v.copy()
+    k2[t + 1:] = data.draw(hnp.arrays(np.float64, k2[t + 1:].shape, elements=st.floats(-10, 10)))
+    v2[t + 1:] = data.draw(hnp.arrays(np.float64, v2[t + 1:].shape, elements=st.floats(-10, 10)))
+    out = scaled_dot_product_attention(q, k, v, is_causal=True)
+    out2 = scaled_dot_product_attention(q, k2, v2, is_causal=True)
+    np.testing.assert_array_equal(out[: t + 1], out2[: t + 1])
+
+
+# ----------------------------------------------------------- differential test vs PyTorch
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_agrees_with_torch_sdpa(torch, seed):
+    rng = np.random.default_rng(1000 + seed)
+    batch = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(0, 3)))
+    L, S, E, Ev = (int(n) for n in rng.integers(1, 9, size=4))
+    q, k, v = random_qkv(rng, batch, L, S, E, Ev)
+    kind = ["none", "bool", "float", "causal"][seed % 4]
+    kwargs, tkwargs = {}, {}
+    if kind == "bool":
+        mask = rng.random(batch + (L, S)) < 0.7
+        kwargs["attn_mask"], tkwargs["attn_mask"] = mask, torch.from_numpy(mask)
+    elif kind == "float":
+        mask = rng.standard_normal((L, S))
+        kwargs["attn_mask"], tkwargs["attn_mask"] = mask, torch.from_numpy(mask)
+    elif kind == "causal":
+        kwargs["is_causal"] = tkwargs["is_causal"] = True
+    if seed % 3 == 0:
+        kwargs["scale"] = tkwargs["scale"] = float(rng.uniform(0.1, 2.0))
+    ours = scaled_dot_product_attention(q, k, v, **kwargs)
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), **tkwargs).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
+
+
+def test_fully_masked_row_agrees_with_torch(torch):
+    rng = np.random.default_rng(2000)
+    q, k, v = random_qkv(rng, batch=(1,), L=3, S=4)
+    mask = np.ones((3, 4), bool)
+    mask[1] = False
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v),
+        attn_mask=torch.from_numpy(mask)).numpy()
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, attn_mask=mask), theirs,
+                               atol=1e-12)
