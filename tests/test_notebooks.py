@@ -1,0 +1,124 @@
+"""Checks of notebooks/: every MyST source has an executed .ipynb reference that matches it,
+every notebook is in the table of contents, and none redefines the kernel.
+
+nbval itself (pytest --nbval, configured in pyproject.toml) re-executes the references and
+compares their outputs; these tests make sure the references are worth comparing against.
+"""
+
+import re
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted((ROOT / "notebooks").glob("*.md"))
+REFERENCES = sorted((ROOT / "notebooks").glob("*.ipynb"))
+KERNEL_NAMES = ("softmax", "scaled_dot_product_attention", "causal_mask", "padding_mask")
+
+
+def cells_of(nb):
+    """What must agree between a source and its reference: cell kinds, sources, tags."""
+    return [(c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", [])),
+             c.metadata.get("mystnb", {})) for c in nb.cells]
+
+
+def test_there_are_notebooks():
+    assert SOURCES, "notebooks/ has no MyST sources"
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.name)
+def test_source_has_a_reference_ipynb(md):
+    assert md.with_suffix(".ipynb").exists(), f"run `make notebooks NB={md.relative_to(ROOT)}`"
+
+
+@pytest.mark.parametrize("ipynb", REFERENCES, ids=lambda p: p.name)
+def test_reference_has_a_source(ipynb):
+    assert ipynb.with_suffix(".md").exists(), f"{ipynb.name} has no MyST source"
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.name)
+def test_reference_matches_its_source(md):
+    # The same comparison as `jupytext --to ipynb --update` followed by `git diff`: cell
+    # by cell, without trusting file timestamps (which a fresh clone does not keep).
+    source = jupytext.read(md)
+    reference = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
+    assert cells_of(reference) == cells_of(source), (
+        f"{md.name} and its .ipynb disagree: run `make notebooks NB={md.relative_to(ROOT)}`")
+
+
+@pytest.mark.parametrize("ipynb", REFERENCES, ids=lambda p: p.name)
+def test_every_code_cell_of_the_reference_was_executed_in_order(ipynb):
+    # nbval silently skips a cell with no execution_count; an out-of-order count means the
+    # reference was not produced by one top-to-bottom run.
+    nb = nbformat.read(ipynb, as_version=4)
+    counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
+    assert counts, f"{ipynb.name} has no code cells"
+    assert None not in counts, f"{ipynb.name}: unexecuted code cells at {counts}"
+    assert counts == list(range(1, len(counts) + 1)), f"{ipynb.name}: counts {counts}"
+
+
+@pytest.mark.parametrize("ipynb", REFERENCES, ids=lambda p: p.name)
+def test_reference_has_no_errors_or_warnings_in_outputs(ipynb):
+    nb = nbformat.read(ipynb, as_version=4)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            assert out.output_type != "error", f"{ipynb.name}: {out.get('ename')}"
+            assert not (out.output_type == "stream" and out.name == "stderr"), (
+                f"{ipynb.name}: stderr output {out.text[:200]!r}")
+
+
+@pytest.mark.parametrize("ipynb", REFERENCES, ids=lambda p: p.name)
+def test_every_figure_has_alt_text(ipynb):
+    nb = nbformat.read(ipynb, as_version=4)
+    for cell in nb.cells:
+        images = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        if images:
+            alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
+            assert len(alt) > 20, f"{ipynb.name}: a figure without alt text:\n{cell.source}"
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.name)
+def test_notebook_imports_the_kernel_and_redefines_none_of_it(md):
+    text = md.read_text()
+    assert re.search(r"^from lib(\.\w+)? import", text, re.M), f"{md.name} does not import lib"
+    for name in KERNEL_NAMES:
+        assert not re.search(rf"^\s*def {name}\b", text, re.M), f"{md.name} redefines {name}"
+    assert "sys.path" not in text, f"{md.name} edits sys.path; lib is pip-installed"
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.name)
+def test_random_generators_are_seeded(md):
+    text = md.read_text()
+    assert "np.random.seed(" not in text and not re.search(r"np\.random\.(rand|randn|normal)\(", text), (
+        f"{md.name}: use a seeded np.random.default_rng(seed)")
+    assert not re.search(r"default_rng\(\s*\)", text), f"{md.name}: default_rng() without a seed"
+
+
+def toc_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    found = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries:
+            if "file" in entry:
+                found.append(entry["file"])
+            walk(entry.get("sections", []))
+            walk(entry.get("chapters", []))
+
+    for part in toc.get("parts", []):
+        walk(part["chapters"])
+    walk(toc.get("chapters", []))
+    return found
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.name)
+def test_notebook_is_in_the_table_of_contents(md):
+    assert f"notebooks/{md.stem}" in toc_files()
+
+
+def test_every_toc_entry_exists():
+    for entry in toc_files():
+        assert (ROOT / f"{entry}.md").exists(), f"_toc.yml lists {entry}, which does not exist"
