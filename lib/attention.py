@@ -27,7 +27,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["softmax", "causal_mask", "padding_mask", "scaled_dot_product_attention"]
+__all__ = ["softmax", "causal_mask", "padding_mask", "scaled_dot_product_attention",
+           "memory_efficient_attention"]
 
 
 # ----------------------------------------------------------------------------- dtypes
@@ -415,4 +416,152 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     output = output.astype(out_dtype, copy=False)
     if return_weights:
         return output, weights.astype(out_dtype, copy=False)
+    return output
+
+
+# ------------------------------------------------------------ memory-efficient attention
+def _mask_block(attn_mask, is_causal, rows, cols):
+    """The mask of one (query block, key block) tile: None (all visible), a boolean or a
+    floating array broadcastable to (..., len(rows), len(cols)), or False (all masked)."""
+    if is_causal:
+        if cols.start > rows.stop - 1:
+            return False  # the whole tile lies above the diagonal
+        if cols.stop - 1 <= rows.start:
+            return None  # the whole tile lies on or below the diagonal
+        return (np.arange(rows.start, rows.stop)[:, None]
+                >= np.arange(cols.start, cols.stop)[None, :])  # (lq, bk)
+    if attn_mask is None:
+        return None
+    return attn_mask[..., rows, cols]  # a view of (..., lq, bk)
+
+
+def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=False,
+                               scale=None, block_size=None, return_lse=False):
+    r"""Scaled dot-product attention computed block by block, never forming the L x S matrix.
+
+    Same arguments, semantics, dtype rules and errors as
+    :func:`scaled_dot_product_attention`; the result agrees with it to rounding.
+
+    Parameters
+    ----------
+    query : array_like, shape (..., L, E)
+    key : array_like, shape (..., S, E)
+    value : array_like, shape (..., S, Ev)
+    attn_mask : array_like, optional, broadcastable to (..., L, S)
+        Boolean (True = may attend) or floating (added to the scaled scores).
+    is_causal : bool, default False
+        Query ``i`` attends keys ``j <= i``; key blocks wholly in the future are skipped.
+    scale : float, optional
+        Defaults to ``1 / sqrt(E)``.
+    block_size : int, optional
+        Number of keys per block (default 512). Queries are processed in blocks of
+        ``max(block_size, 256)`` rows, so the extra memory is
+        O(block_size * (block_size + E + Ev)) per batch element, independent of L and S.
+    return_lse : bool, default False
+        Also return the log-sum-exp of each row of the scaled, masked scores.
+
+    Returns
+    -------
+    output : ndarray, shape (..., L, Ev)
+        Zeros in the row of a query that may attend to no key.
+    lse : ndarray, shape (..., L)
+        Only if ``return_lse``: ``log(sum_j exp(scores[i, j]))`` over the keys query
+        ``i`` may attend to; ``-inf`` for a query with none. Same dtype as ``output``,
+        except float32 for float16 input.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`scaled_dot_product_attention`; also ValueError if ``block_size`` is not
+        a positive integer.
+
+    Notes
+    -----
+    The online softmax [1]_ [2]_ [3]_ keeps, for every query row, a running maximum
+    :math:`m`, a running sum :math:`\ell = \sum_j e^{s_j - m}` and an unnormalised
+    output :math:`a = \sum_j e^{s_j - m} v_j`. A new block of scores :math:`s_B` with
+    values :math:`V_B` updates them to
+
+    .. math::
+        m' = \max(m, \max_j s_{B,j}), \quad
+        \ell' = e^{m - m'} \ell + \sum_j e^{s_{B,j} - m'}, \quad
+        a' = e^{m - m'} a + \sum_j e^{s_{B,j} - m'} v_{B,j},
+
+    and at the end :math:`o = a / \ell`, :math:`\operatorname{lse} = m + \log \ell`.
+    The factor :math:`e^{m - m'}` rescales what was summed against the old maximum to
+    the new one, so the result is exactly the softmax-weighted sum (in real
+    arithmetic), while every exponent stays :math:`\le 0`. A row whose keys so far
+    are all masked has :math:`m = -\infty`; the shift then uses 0 in place of
+    :math:`m'` ("safe max"), so no :math:`-\infty - (-\infty)` NaN appears and the
+    row keeps :math:`\ell = 0`, :math:`a = 0`, giving a zero output.
+
+    References
+    ----------
+    .. [1] M. Milakov and N. Gimelshein, "Online normalizer calculation for softmax",
+           2018. https://arxiv.org/abs/1805.02867
+    .. [2] M. N. Rabe and C. Staats, "Self-attention does not need O(n^2) memory",
+           2021. https://arxiv.org/abs/2112.05682
+    .. [3] T. Dao et al., "FlashAttention: fast and memory-efficient exact attention
+           with IO-awareness", NeurIPS 2022. https://arxiv.org/abs/2205.14135
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lib.attention import memory_efficient_attention, scaled_dot_product_attention
+    >>> rng = np.random.default_rng(0)
+    >>> q, k, v = rng.standard_normal((3, 5, 4))                  # L = S = 5, E = Ev = 4
+    >>> out, lse = memory_efficient_attention(q, k, v, is_causal=True, block_size=2,
+    ...                                       return_lse=True)
+    >>> bool(np.allclose(out, scaled_dot_product_attention(q, k, v, is_causal=True)))
+    True
+    >>> lse.shape
+    (5,)
+    """
+    query, key, value, attn_mask, scale, out_dtype = _check_attention_inputs(
+        query, key, value, attn_mask, is_causal, scale)
+    if block_size is None:
+        block_size = 512
+    elif (isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, numbers.Integral)
+          or block_size < 1):
+        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+    block_size = int(block_size)
+    batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    L, S, Ev = query.shape[-2], key.shape[-2], value.shape[-1]
+    if attn_mask is not None:
+        attn_mask = np.broadcast_to(attn_mask, batch + (L, S))  # a view, no copy
+    q_block = max(block_size, 256)
+
+    output = np.empty(batch + (L, Ev), dtype=query.dtype)  # (..., L, Ev)
+    lse = np.empty(batch + (L,), dtype=query.dtype)  # (..., L)
+    for i0 in range(0, L, q_block):
+        rows = slice(i0, min(i0 + q_block, L))
+        q = query[..., rows, :] * scale  # (..., lq, E)
+        lq = rows.stop - rows.start
+        m = np.full(batch + (lq,), -np.inf, dtype=query.dtype)  # running max
+        ell = np.zeros(batch + (lq,), dtype=query.dtype)  # running sum of exp
+        acc = np.zeros(batch + (lq, Ev), dtype=query.dtype)  # running unnormalised output
+        for j0 in range(0, S, block_size):
+            cols = slice(j0, min(j0 + block_size, S))
+            mask = _mask_block(attn_mask, is_causal, rows, cols)
+            if mask is False:
+                continue  # nothing here may be attended to
+            s = q @ np.swapaxes(key[..., cols, :], -1, -2)  # (..., lq, bk)
+            if mask is not None and mask.dtype == np.bool_:
+                s = np.where(mask, s, -np.inf)  # (..., lq, bk)
+            elif mask is not None:
+                s = s + mask  # (..., lq, bk)
+            m_new = np.maximum(m, s.max(axis=-1))  # (..., lq)
+            shift = np.where(m_new == -np.inf, 0.0, m_new).astype(query.dtype)  # safe max
+            alpha = np.exp(m - shift)  # (..., lq); 0 while the row had nothing
+            p = np.exp(s - shift[..., None])  # (..., lq, bk)
+            ell = alpha * ell + p.sum(axis=-1)  # (..., lq)
+            acc = alpha[..., None] * acc + p @ value[..., cols, :]  # (..., lq, Ev)
+            m = m_new
+        output[..., rows, :] = np.divide(acc, ell[..., None], out=np.zeros_like(acc),
+                                         where=ell[..., None] != 0)  # (..., lq, Ev)
+        with np.errstate(divide="ignore"):
+            lse[..., rows] = m + np.log(ell)  # -inf where ell == 0
+    output = output.astype(out_dtype, copy=False)
+    if return_lse:
+        return output, lse.astype(np.promote_types(out_dtype, np.float32), copy=False)
     return output

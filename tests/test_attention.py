@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from lib.attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
+from lib.attention import (causal_mask, memory_efficient_attention, padding_mask,
+                           scaled_dot_product_attention, softmax)
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -549,6 +550,130 @@ def test_property_future_keys_do_not_change_causal_outputs(args, data):
     out = scaled_dot_product_attention(q, k, v, is_causal=True)
     out2 = scaled_dot_product_attention(q, k2, v2, is_causal=True)
     np.testing.assert_array_equal(out[: t + 1], out2[: t + 1])
+
+
+# ------------------------------------------------------------ memory-efficient attention
+def mea_cases():
+    """(name, L, S, mask builder) covering the masks the online softmax must survive."""
+    def none(L, S):
+        return {}
+
+    def causal(L, S):
+        return {"is_causal": True}
+
+    def padding(L, S):
+        return {"attn_mask": padding_mask(np.array([S, max(S - 3, 0)]), S)[:, None, :]}
+
+    def fully_masked_rows(L, S):
+        mask = np.random.default_rng(3).random((2, L, S)) < 0.6
+        mask[0, 1] = False
+        mask[1, -1] = False
+        return {"attn_mask": mask}
+
+    def masked_first_block(L, S):
+        mask = np.ones((L, S), bool)
+        mask[:, : S // 2] = False
+        return {"attn_mask": mask}
+
+    def additive(L, S):
+        bias = np.random.default_rng(4).standard_normal((L, S))
+        bias[0] = -np.inf
+        return {"attn_mask": bias}
+
+    return [none, causal, padding, fully_masked_rows, masked_first_block, additive]
+
+
+@pytest.mark.parametrize("make_kwargs", mea_cases(), ids=lambda f: f.__name__)
+@pytest.mark.parametrize("block", ["1", "2", "3", "S-1", "S", "S+5"])
+def test_memory_efficient_matches_plain_float64(make_kwargs, block):
+    L, S = 7, 9
+    q, k, v = random_qkv(np.random.default_rng(40), batch=(2,), L=L, S=S, E=4, Ev=3)
+    block_size = eval(block, {"S": S})
+    kwargs = make_kwargs(L, S)
+    ours = memory_efficient_attention(q, k, v, block_size=block_size, **kwargs)
+    plain = scaled_dot_product_attention(q, k, v, **kwargs)
+    np.testing.assert_allclose(ours, plain, rtol=0, atol=1e-12)
+
+
+def test_memory_efficient_blocks_queries_too():
+    q, k, v = random_qkv(np.random.default_rng(41), L=600, S=70, E=8, Ev=5)
+    np.testing.assert_allclose(memory_efficient_attention(q, k, v, is_causal=True, block_size=16),
+                               scaled_dot_product_attention(q, k, v, is_causal=True), atol=1e-12)
+
+
+def test_memory_efficient_lse_is_logsumexp_of_scaled_masked_scores():
+    q, k, v = random_qkv(np.random.default_rng(42), L=5, S=6)
+    mask = np.random.default_rng(43).random((5, 6)) < 0.5
+    mask[2] = False
+    _, lse = memory_efficient_attention(q, k, v, attn_mask=mask, block_size=2, return_lse=True)
+    scores = q @ k.T / 2.0
+    for i in range(5):
+        expected = np.log(np.exp(scores[i, mask[i]]).sum()) if mask[i].any() else -np.inf
+        np.testing.assert_allclose(lse[i], expected, rtol=1e-13)
+    assert lse[2] == -np.inf
+
+
+def test_memory_efficient_float32_large_logits_agree_with_float64():
+    rng = np.random.default_rng(44)
+    q, k, v = random_qkv(rng, batch=(2,), L=33, S=47, E=16, Ev=8)
+    q = q * 1e4 / np.abs(q @ np.swapaxes(k, -1, -2) / 4).max()  # logits around 1e4
+    ref = scaled_dot_product_attention(q, k, v, is_causal=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out32 = memory_efficient_attention(q.astype(np.float32), k.astype(np.float32),
+                                           v.astype(np.float32), is_causal=True, block_size=8)
+    assert out32.dtype == np.float32
+    np.testing.assert_allclose(out32, ref, rtol=1e-4, atol=1e-4 * np.abs(v).max())
+
+
+def test_memory_efficient_fully_masked_row_is_zero_without_warning():
+    q, k, v = random_qkv(np.random.default_rng(45), L=3, S=8)
+    mask = np.ones((3, 8), bool)
+    mask[0] = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, lse = memory_efficient_attention(q, k, v, attn_mask=mask, block_size=3,
+                                              return_lse=True)
+    np.testing.assert_array_equal(out[0], 0.0)
+    assert lse[0] == -np.inf
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_memory_efficient_keeps_dtype(dtype):
+    q, k, v = random_qkv(np.random.default_rng(46), dtype=dtype)
+    assert memory_efficient_attention(q, k, v, block_size=2).dtype == dtype
+
+
+def test_memory_efficient_does_not_modify_inputs():
+    q, k, v = readonly(*random_qkv(np.random.default_rng(47)))
+    memory_efficient_attention(q, k, v, block_size=2, is_causal=True)
+
+
+def test_memory_efficient_validates_like_the_plain_kernel():
+    q, k, v = random_qkv(np.random.default_rng(48), E=4)
+    with pytest.raises(ValueError, match=r"share E.*\(3, 3\).*\(5, 4\)"):
+        memory_efficient_attention(q[:, :3], k, v)
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True])
+def test_memory_efficient_rejects_bad_block_size(bad):
+    q, k, v = random_qkv(np.random.default_rng(49))
+    with pytest.raises(ValueError, match="block_size must be a positive integer"):
+        memory_efficient_attention(q, k, v, block_size=bad)
+
+
+def test_memory_efficient_extra_memory_does_not_grow_with_the_score_matrix():
+    import tracemalloc
+    n, E = 4096, 32
+    q, k, v = random_qkv(np.random.default_rng(50), L=n, S=n, E=E, Ev=E, dtype=np.float32)
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    memory_efficient_attention(q, k, v, is_causal=True, block_size=256)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    score_matrix = n * n * 4  # what the plain path allocates, at least once
+    assert peak < score_matrix / 8, f"peak {peak / 2**20:.1f} MiB"
 
 
 # ----------------------------------------------------------- differential test vs PyTorch
