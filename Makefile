@@ -7,6 +7,8 @@ PY      := $(VENV)/bin/python
 JB      := $(VENV)/bin/jupyter-book
 STAMP   := $(VENV)/.installed-stamp
 NOTEBOOKS_MD := $(wildcard notebooks/*.md)
+NB_MD    = $(or $(NB),$(NOTEBOOKS_MD))
+NB_IPYNB = $(patsubst %.md,%.ipynb,$(NB_MD))
 
 # Reproducible hashing in every kernel that nbval, jupytext or the book starts.
 export PYTHONHASHSEED := 0
@@ -46,11 +48,15 @@ test: $(STAMP)  ## unit, property and doc tests, nbval over notebooks/, pairing 
 	$(PY) -m pytest
 	$(MAKE) book-strict
 
-# --update keeps the cell ids of the existing .ipynb; the per-cell execution timestamps
-# that nbconvert records are dropped so a regeneration only changes what changed.
+# Two steps: jupytext syncs the inputs into the .ipynb (--update keeps its cell ids), then
+# nbconvert executes it in place top to bottom. (`jupytext --update --execute` would copy
+# the old outputs back over the new ones.) The per-cell execution timestamps nbconvert
+# records are dropped so that a regeneration changes only what changed.
 notebooks: $(STAMP)  ## regenerate the executed .ipynb references (all, or NB=notebooks/x.md)
-	$(VENV)/bin/jupytext --to ipynb --update --execute $(or $(NB),$(NOTEBOOKS_MD))
-	$(PY) tools/strip_timings.py $(patsubst %.md,%.ipynb,$(or $(NB),$(NOTEBOOKS_MD)))
+	$(VENV)/bin/jupytext --to ipynb --update $(NB_MD)
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.timeout=600 $(NB_IPYNB)
+	$(PY) tools/strip_timings.py $(NB_IPYNB)
 
 clean:  ## remove the built book (keeps .venv)
 	rm -rf _build
