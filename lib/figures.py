@@ -1,0 +1,567 @@
+"""Figure helpers shared by the notebooks: one function per kind of picture.
+
+Every helper draws with matplotlib on an opaque white background (the inline backend's
+default is transparent, which turns black axes invisible in a dark-mode page), returns
+the ``Figure``, and leaves showing it to the notebook. Alt text belongs to the notebook
+cell that displays the figure (``mystnb: image: alt:`` in the cell's metadata).
+"""
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+__all__ = ["new_figure"]
+
+BACKGROUND = "white"
+
+
+def new_figure(ncols=1, *, width=4.5, height=3.5, **subplots_kw):
+    """Create a figure with an opaque white background and ``ncols`` side-by-side axes.
+
+    Parameters
+    ----------
+    ncols : int, default 1
+        Number of axes in one row.
+    width, height : float
+        Size of each axes' panel, in inches.
+    **subplots_kw
+        Passed on to ``matplotlib.pyplot.subplots``.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    axes : matplotlib.axes.Axes, or ndarray of them when ``ncols > 1``
+
+    Examples
+    --------
+    >>> fig, ax = new_figure()
+    >>> fig.get_facecolor()
+    (1.0, 1.0, 1.0, 1.0)
+    >>> plt.close(fig)
+    """
+    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height),
+                             facecolor=BACKGROUND, layout="constrained", **subplots_kw)
+    for ax in np.atleast_1d(axes):
+        ax.set_facecolor(BACKGROUND)
+    return fig, axes
+
+
+# --- span notebook (01) -------------------------------------------------------------
+__all__.extend(["convex_hull_2d", "plot_convex_hull"])
+
+
+def convex_hull_2d(points):
+    """Vertices of the convex hull of points in the plane, in counter-clockwise order.
+
+    Andrew's monotone chain: sort the points, then build the lower and the upper
+    chain, dropping every point that does not make a left turn. Points on an edge of
+    the hull (collinear with two vertices) are not vertices and are dropped.
+
+    Parameters
+    ----------
+    points : array_like, shape (P, 2)
+        Points in the plane, one per row; ``P >= 1``.
+
+    Returns
+    -------
+    ndarray, shape (H, 2)
+        The hull's vertices, counter-clockwise, starting from the lowest-leftmost
+        point (``H <= P``; ``H`` is 1 or 2 when the points are all equal or collinear).
+
+    Raises
+    ------
+    ValueError
+        If ``points`` does not have shape (P, 2) with ``P >= 1``.
+
+    References
+    ----------
+    .. [1] A. M. Andrew, "Another efficient algorithm for convex hulls in two
+           dimensions", Information Processing Letters 9(5), 1979.
+
+    Examples
+    --------
+    >>> convex_hull_2d([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5], [0.5, 0]])
+    array([[0., 0.],
+           [1., 0.],
+           [1., 1.],
+           [0., 1.]])
+    """
+    points = np.asarray(points, dtype=float)
+    if points.ndim != 2 or points.shape[1] != 2 or points.shape[0] < 1:
+        raise ValueError(f"points must have shape (P, 2) with P >= 1, got shape {points.shape}")
+    pts = np.unique(points, axis=0)  # sorted by x, then y; duplicates removed
+    if len(pts) < 3:
+        return pts
+
+    def cross(o, a, b):  # > 0 when o -> a -> b turns left
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower, upper = [], []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in pts[::-1]:
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return np.array(lower[:-1] + upper[:-1])  # each chain's last point starts the other
+
+
+def plot_convex_hull(values, points=(), *, labels=None, point_labels=None, highlight=None,
+                     highlight_label=None, ax=None, title=None):
+    """Draw value rows in the plane, their filled convex hull, and points to compare with it.
+
+    Made for attention with two-dimensional values (Ev = 2): every output
+    ``o = sum_i a_i v_i`` with weights ``a_i >= 0`` summing to 1 lies in the convex
+    hull of the value rows ``v_i``, the filled polygon.
+
+    Parameters
+    ----------
+    values : array_like, shape (S, 2)
+        The value rows, drawn as labelled black dots; their convex hull is filled.
+    points : array_like of shape (P, 2), or sequence of them, optional
+        Groups of points (for example the outputs of many queries), each drawn as small
+        dots in its own colour.
+    labels : sequence of str, length S, optional
+        Labels written next to the value rows; default ``$v_{0}$, ..., $v_{S-1}$``
+        (indices from 0, as in NumPy: ``$v_{0}$`` is ``values[0]``).
+    point_labels : sequence of str, optional
+        Legend entries of the point groups, one per group.
+    highlight : array_like, shape (2,), optional
+        One point drawn large (a star), for example the output of one query.
+    highlight_label : str, optional
+        Legend entry of ``highlight``.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into. By default a new figure with an opaque white background is
+        made with :func:`new_figure`.
+    title : str, optional
+        Title of the axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure holding the axes (``ax.figure`` when ``ax`` is given).
+
+    Raises
+    ------
+    ValueError
+        If ``values`` or a point group is not of shape (n, 2), ``highlight`` is not of
+        shape (2,), or a label list has the wrong length.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> V = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> fig = plot_convex_hull(V, [V.mean(axis=0, keepdims=True)], point_labels=["mean"])
+    >>> ax = fig.axes[0]
+    >>> sorted(ax.patches[0].get_xy()[:-1].tolist())     # the filled triangle
+    [[0.0, 2.0], [1.0, 0.0], [1.0, 1.0]]
+    >>> [t.get_text() for t in ax.texts]
+    ['$v_{0}$', '$v_{1}$', '$v_{2}$']
+    >>> plt.close(fig)
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2 or values.shape[1] != 2 or values.shape[0] < 1:
+        raise ValueError(f"values must have shape (S, 2) with S >= 1, got shape {values.shape}")
+    S = values.shape[0]
+    labels = [f"$v_{{{i}}}$" for i in range(S)] if labels is None else list(labels)
+    if len(labels) != S:
+        raise ValueError(f"need {S} labels for values of shape {values.shape}, got {len(labels)}")
+    if isinstance(points, np.ndarray) and points.ndim == 2:
+        points = [points]
+    groups = [np.asarray(p, dtype=float) for p in points]
+    for g in groups:
+        if g.ndim != 2 or g.shape[1] != 2:
+            raise ValueError(f"each group of points must have shape (P, 2), got shape {g.shape}")
+    if point_labels is not None and len(point_labels) != len(groups):
+        raise ValueError(f"need {len(groups)} point labels, one per group, got {len(point_labels)}")
+    if highlight is not None:
+        highlight = np.asarray(highlight, dtype=float)
+        if highlight.shape != (2,):
+            raise ValueError(f"highlight must have shape (2,), got shape {highlight.shape}")
+
+    if ax is None:
+        fig, ax = new_figure(width=7.0, height=4.5)
+    else:
+        fig = ax.figure
+
+    hull = convex_hull_2d(values)
+    ax.fill(hull[:, 0], hull[:, 1], facecolor="#c6dbef", edgecolor="#2171b5", linewidth=1.5,
+            label="convex hull of the values", zorder=1)
+    tab10 = plt.get_cmap("tab10").colors
+    colors = [tab10[i] for i in (1, 2, 4, 6, 8, 9)]  # blue is the hull's, red the highlight's
+    for k, g in enumerate(groups):
+        label = None if point_labels is None else point_labels[k]
+        ax.scatter(g[:, 0], g[:, 1], s=6, color=colors[k % len(colors)], label=label, zorder=2)
+    if highlight is not None:
+        ax.scatter(*highlight, s=160, marker="*", color="#d62728", edgecolor="black",
+                   linewidth=0.6, label=highlight_label, zorder=4)
+    ax.scatter(values[:, 0], values[:, 1], s=36, color="black", zorder=3)
+    span = np.ptp(values, axis=0).max() if S > 1 else 1.0
+    offset = 0.04 * (span if span > 0 else 1.0)
+    for (x, y), text in zip(values, labels):
+        ax.text(x + offset, y + offset, text, fontsize=12, zorder=5)
+
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.margins(0.15)
+    ax.set_xlabel("first coordinate")
+    ax.set_ylabel("second coordinate")
+    ax.grid(color="0.9", linewidth=0.8, zorder=0)
+    ax.set_axisbelow(True)
+    if title is not None:
+        ax.set_title(title)
+    if point_labels is not None or highlight_label is not None:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9, framealpha=1.0)
+    return fig
+
+
+
+# --- QK^T -> AV notebook (02) -------------------------------------------------------
+__all__.append("plot_attention_heatmap")
+
+
+def plot_attention_heatmap(weights, query_labels=None, key_labels=None, ax=None, title=None,
+                           *, fmt=".2f", cmap="Blues", colorbar=True):
+    """Draw an L x S attention-weight matrix as an annotated heatmap.
+
+    Rows are queries and columns are keys, as in ``A = softmax(Q K^T / sqrt(E))``.
+    Every cell shows its value; the colour scale is fixed to [0, 1] (the range of an
+    attention weight), so pictures of different matrices can be compared. An entry
+    that is exactly zero (a masked key, for example) is written as ``0`` rather
+    than ``0.00``, which tells it apart from a weight that only rounds to zero.
+
+    Parameters
+    ----------
+    weights : array_like, shape (L, S)
+        Attention weights, one row per query and one column per key. Values should
+        lie in [0, 1]; values outside are drawn with the end colours of the scale.
+    query_labels : sequence of str, length L, optional
+        Tick labels of the rows; default ``q0, q1, ...``.
+    key_labels : sequence of str, length S, optional
+        Tick labels of the columns; default ``k0, k1, ...``.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into (for a panel of a larger figure). By default a new figure
+        with an opaque white background is made with :func:`new_figure`.
+    title : str, optional
+        Title of the axes.
+    fmt : str, default ".2f"
+        Format specification of the numbers written in the cells.
+    cmap : str or matplotlib.colors.Colormap, default "Blues"
+        Colour map, from 0 (light) to 1 (dark).
+    colorbar : bool, default True
+        Draw a colour bar labelled "attention weight" beside the axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure holding the axes (``ax.figure`` when ``ax`` is given).
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is not two-dimensional, or a label list has the wrong length.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fig = plot_attention_heatmap(np.array([[0.25, 0.75], [1.0, 0.0]]),
+    ...                              key_labels=["a", "b"])
+    >>> ax = fig.axes[0]
+    >>> [t.get_text() for t in ax.texts]
+    ['0.25', '0.75', '1.00', '0']
+    >>> [t.get_text() for t in ax.get_xticklabels()]
+    ['a', 'b']
+    >>> plt.close(fig)
+    """
+    weights = np.asarray(weights, dtype=float)
+    if weights.ndim != 2:
+        raise ValueError(f"weights must have shape (L, S), got shape {weights.shape}")
+    L, S = weights.shape
+    query_labels = [f"q{i}" for i in range(L)] if query_labels is None else list(query_labels)
+    key_labels = [f"k{j}" for j in range(S)] if key_labels is None else list(key_labels)
+    if len(query_labels) != L:
+        raise ValueError(f"need {L} query labels for weights of shape {weights.shape}, "
+                         f"got {len(query_labels)}")
+    if len(key_labels) != S:
+        raise ValueError(f"need {S} key labels for weights of shape {weights.shape}, "
+                         f"got {len(key_labels)}")
+
+    if ax is None:
+        fig, ax = new_figure(width=max(3.0, 0.9 * S + 1.8), height=max(2.2, 0.7 * L + 1.2))
+    else:
+        fig = ax.figure
+    cmap = plt.get_cmap(cmap)
+    image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=1.0, aspect="equal")
+
+    for i in range(L):
+        for j in range(S):
+            w = weights[i, j]
+            text = "0" if w == 0 else format(w, fmt)
+            # dark text on light cells, white text on dark ones (by the cell's luminance)
+            r, g, b, _ = cmap(float(np.clip(w, 0.0, 1.0)))
+            color = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
+            ax.text(j, i, text, ha="center", va="center", color=color, fontsize=10)
+
+    ax.set_xticks(range(S), key_labels)
+    ax.set_yticks(range(L), query_labels)
+    # thin grey lines between the cells, so that two near-white cells stay apart
+    ax.set_xticks(np.arange(S + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(L + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="0.75", linewidth=0.8)
+    ax.tick_params(which="minor", length=0)
+    ax.set_xlabel("key $j$")
+    ax.set_ylabel("query $i$")
+    ax.xaxis.set_label_position("top")
+    ax.xaxis.tick_top()
+    if title is not None:
+        ax.set_title(title)
+    if colorbar:
+        fig.colorbar(image, ax=ax, label="attention weight", shrink=0.9)
+    return fig
+
+
+
+# --- masking notebook (03) ----------------------------------------------------------
+__all__.append("plot_mask_and_weights")
+
+#: Colours of a mask panel: white where a pair is masked out, grey where it may attend.
+MASK_COLORS = ("white", "#b3b3b3")
+
+
+def plot_mask_and_weights(mask, weights, *, item_titles=None, query_labels=None,
+                          key_labels=None, panel_size=3.0):
+    """Draw boolean attention masks beside the attention weights they produce.
+
+    For each item (one matrix, or each matrix of a batch) two panels are drawn side
+    by side in one row: the mask, with 1 (grey) where query ``i`` may attend to key
+    ``j`` (True) and 0 (white) where it may not, and the attention weights, drawn with
+    :func:`plot_attention_heatmap`. A masked pair should show ``0`` in both panels.
+
+    Parameters
+    ----------
+    mask : array_like of bool, shape (L, S) or (N, L, S)
+        Attention mask, True = may attend. A batch of N masks gives 2N panels.
+    weights : array_like, shape (L, S) or (N, L, S)
+        Attention weights, the same shape as ``mask``.
+    item_titles : sequence of str, length N, optional
+        A name for each item, put in both of its panels' titles
+        (e.g. ``"sequence 0"``). By default the titles are just "mask" and
+        "weights" (with the item index when N > 1).
+    query_labels, key_labels : sequence of str, optional
+        Tick labels of the rows (length L) and columns (length S); defaults as in
+        :func:`plot_attention_heatmap`.
+    panel_size : float, default 3.0
+        Width and height of each panel, in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row of 2N axes (mask, weights, mask, weights, ...) and one colour bar
+        for the weights, beside the last panel.
+
+    Raises
+    ------
+    TypeError
+        If ``mask`` is not boolean.
+    ValueError
+        If ``mask`` is not two- or three-dimensional, ``weights`` has a different
+        shape, or ``item_titles`` does not have one title per item.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.tri(2, dtype=bool)
+    >>> fig = plot_mask_and_weights(mask, np.array([[1.0, 0.0], [0.4, 0.6]]))
+    >>> [ax.get_title() for ax in fig.axes[:2]]
+    ['mask', 'weights']
+    >>> [t.get_text() for t in fig.axes[0].texts]
+    ['1', '0', '1', '1']
+    >>> plt.close(fig)
+    """
+    mask = np.asarray(mask)
+    weights = np.asarray(weights, dtype=float)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}")
+    if mask.ndim not in (2, 3):
+        raise ValueError(f"mask must have shape (L, S) or (N, L, S), got shape {mask.shape}")
+    if weights.shape != mask.shape:
+        raise ValueError(f"weights must have the mask's shape {mask.shape}, "
+                         f"got shape {weights.shape}")
+    batched = mask.ndim == 3
+    masks = mask if batched else mask[None]  # (N, L, S)
+    weights = weights if batched else weights[None]  # (N, L, S)
+    N = masks.shape[0]
+    if item_titles is None:
+        item_titles = [str(n) for n in range(N)] if batched else [None]
+    elif len(item_titles) != N:
+        raise ValueError(f"need {N} item titles, got {len(item_titles)}")
+
+    from matplotlib.colors import ListedColormap
+
+    mask_cmap = ListedColormap(MASK_COLORS)
+    fig, axes = new_figure(2 * N, width=panel_size, height=panel_size)
+    for n in range(N):
+        suffix = "" if item_titles[n] is None else f" ({item_titles[n]})"
+        plot_attention_heatmap(masks[n].astype(float), query_labels, key_labels,
+                               ax=axes[2 * n], title="mask" + suffix, fmt=".0f",
+                               cmap=mask_cmap, colorbar=False)
+        plot_attention_heatmap(weights[n], query_labels, key_labels, ax=axes[2 * n + 1],
+                               title="weights" + suffix, colorbar=n == N - 1)
+    return fig
+
+
+# --- variance scaling notebook (04) -------------------------------------------------
+__all__.extend(["plot_score_variance", "plot_softmax_saturation"])
+
+
+def _curve(values, n, name):
+    """Return ``values`` as a 1-D float array of length ``n``, or raise ValueError."""
+    values = np.asarray(values, dtype=float)
+    if values.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), one value per E, "
+                         f"got shape {values.shape}")
+    return values
+
+
+def _dims(dims):
+    """Return the E values as a 1-D float array of positive numbers, or raise ValueError."""
+    dims = np.asarray(dims, dtype=float)
+    if dims.ndim != 1 or dims.size == 0 or np.any(dims <= 0):
+        raise ValueError(f"dims must be a nonempty 1-D array of positive E values, got {dims!r}")
+    return dims
+
+
+def plot_score_variance(dims, var_unscaled, var_scaled):
+    """Draw the measured variance of a score against E, before and after the 1/sqrt(E) scale.
+
+    Both axes are logarithmic with base 2. The measurements are drawn with markers
+    and the two theoretical values, ``Var(q . k) = E`` and ``Var(q . k / sqrt(E)) = 1``
+    for independent zero-mean unit-variance entries, as grey reference lines.
+
+    Parameters
+    ----------
+    dims : array_like, shape (n,)
+        The numbers of features E at which the variance was measured (positive).
+    var_unscaled : array_like, shape (n,)
+        Measured variance of ``q . k`` at each E.
+    var_scaled : array_like, shape (n,)
+        Measured variance of ``q . k / sqrt(E)`` at each E.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes; its first two lines are the measurements (unscaled, then scaled),
+        the next two the theoretical values.
+
+    Raises
+    ------
+    ValueError
+        If ``dims`` is not a nonempty 1-D array of positive numbers, or a variance
+        array does not have one value per E.
+
+    Examples
+    --------
+    >>> fig = plot_score_variance([2, 4, 8], [2.1, 3.9, 8.2], [1.05, 0.98, 1.02])
+    >>> ax = fig.axes[0]
+    >>> ax.get_xscale(), ax.get_yscale()
+    ('log', 'log')
+    >>> ax.lines[1].get_ydata().tolist()
+    [1.05, 0.98, 1.02]
+    >>> plt.close(fig)
+    """
+    dims = _dims(dims)
+    var_unscaled = _curve(var_unscaled, dims.size, "var_unscaled")
+    var_scaled = _curve(var_scaled, dims.size, "var_scaled")
+
+    fig, ax = new_figure(width=5.5, height=4.0)
+    ax.plot(dims, var_unscaled, "o-", color="C3", label=r"measured $\mathrm{Var}(q^\top k)$")
+    ax.plot(dims, var_scaled, "s-", color="C0",
+            label=r"measured $\mathrm{Var}(q^\top k/\sqrt{E})$")
+    # theory drawn wide and light, underneath, so that it shows around the measurements
+    ax.plot(dims, dims, "--", color="0.6", linewidth=3, zorder=0, label=r"theory: $E$")
+    ax.plot(dims, np.ones_like(dims), ":", color="0.6", linewidth=3, zorder=0,
+            label="theory: 1")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("$E$ (features per query and key)")
+    ax.set_ylabel("variance of one score")
+    ax.grid(True, which="major", color="0.9")
+    ax.legend(loc="upper left", frameon=False)
+    return fig
+
+
+def plot_softmax_saturation(dims, max_weight, entropy, jac_norm, *, n_keys):
+    """Draw three symptoms of softmax saturation against E, one panel each.
+
+    Panels, left to right: the average largest attention weight of a row, the
+    average entropy of a row (in nats), and the average spectral norm of the
+    softmax Jacobian ``diag(p) - p p^T``. Each panel draws one line per entry of the
+    mappings (for example "no scaling" and "scaled by 1/sqrt(E)"), with the same
+    colour and marker in every panel, and grey reference lines for a uniform row
+    (every weight ``1 / n_keys``) and, where it differs, a one-hot row. The x axis
+    is logarithmic with base 2.
+
+    Parameters
+    ----------
+    dims : array_like, shape (n,)
+        The numbers of features E at which the rows were sampled (positive).
+    max_weight, entropy, jac_norm : mapping of str to array_like, shape (n,)
+        Legend label -> measured average at each E. The three mappings must have
+        the same labels in the same order.
+    n_keys : int
+        Number of keys S in a row, which fixes the reference lines:
+        largest weight ``1/S`` (uniform) and 1 (one-hot); entropy ``log S``
+        (uniform) and 0 (one-hot); Jacobian norm ``1/S`` (uniform) and 0 (one-hot).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three axes. In each, the first lines are the measurements in the order
+        of the mapping, followed by the reference lines.
+
+    Raises
+    ------
+    ValueError
+        If ``dims`` is not a nonempty 1-D array of positive numbers, ``n_keys`` is
+        not an integer of at least 2, the mappings' labels differ, or a curve does
+        not have one value per E.
+
+    Examples
+    --------
+    >>> fig = plot_softmax_saturation(
+    ...     [2, 4], {"a": [0.3, 0.5]}, {"a": [2.0, 1.5]}, {"a": [0.2, 0.25]}, n_keys=16)
+    >>> len(fig.axes), fig.axes[2].lines[0].get_ydata().tolist()
+    (3, [0.2, 0.25])
+    >>> plt.close(fig)
+    """
+    dims = _dims(dims)
+    if isinstance(n_keys, (bool, np.bool_)) or not isinstance(n_keys, (int, np.integer)) \
+            or n_keys < 2:
+        raise ValueError(f"n_keys must be an integer >= 2, got {n_keys!r}")
+    labels = list(max_weight)
+    if list(entropy) != labels or list(jac_norm) != labels:
+        raise ValueError(f"max_weight, entropy and jac_norm must have the same labels in the "
+                         f"same order, got {labels}, {list(entropy)} and {list(jac_norm)}")
+
+    panels = [
+        (max_weight, "mean largest weight of a row", [(1.0, "one-hot: 1"),
+                                                 (1.0 / n_keys, f"uniform: 1/{n_keys}")]),
+        (entropy, "mean entropy of a row (nats)", [(np.log(n_keys), f"uniform: log {n_keys}"),
+                                              (0.0, "one-hot: 0")]),
+        (jac_norm, r"mean $\|J\|_2$ of the softmax Jacobian",
+         [(1.0 / n_keys, f"uniform: 1/{n_keys}"), (0.0, "one-hot: 0")]),
+    ]
+    fig, axes = new_figure(3, width=4.2, height=3.6)
+    for ax, (curves, ylabel, references) in zip(axes, panels):
+        for i, label in enumerate(labels):
+            values = _curve(curves[label], dims.size, f"the curve {label!r}")
+            ax.plot(dims, values, ["o-", "s-", "^-", "D-"][i % 4], color=f"C{(3, 0, 2, 1)[i % 4]}",
+                    label=label)
+        for (y, ref_label), style in zip(references, ["--", ":"]):
+            ax.axhline(y, linestyle=style, color="0.45", zorder=0, label=ref_label)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("$E$")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="major", color="0.9")
+        ax.legend(frameon=False, fontsize="small")
+    return fig
