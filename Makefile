@@ -13,7 +13,7 @@ NB_IPYNB = $(patsubst %.md,%.ipynb,$(NB_MD))
 # Reproducible hashing in every kernel that nbval, jupytext or the book starts.
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv book book-strict test notebooks clean
+.PHONY: help venv book book-strict test notebooks bench clean
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -57,6 +57,9 @@ notebooks: $(STAMP)  ## regenerate the executed .ipynb references (all, or NB=no
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.timeout=600 $(NB_IPYNB)
 	$(PY) tools/strip_timings.py $(NB_IPYNB)
+
+bench: $(STAMP)  ## time lib against torch SDPA and two NumPy GEMMs; write benchmarks/results.json
+	$(PY) -m benchmarks.bench_attention
 
 clean:  ## remove the built book (keeps .venv)
 	rm -rf _build

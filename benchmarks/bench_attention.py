@@ -1,0 +1,183 @@
+"""Speed and memory of the course kernel against PyTorch's fused CPU attention.
+
+Run with ``make bench`` (or ``python -m benchmarks.bench_attention [--smoke]``). For every case of
+the grid, inputs shaped (1, H, n, 64), the three contenders are timed interleaved, one run
+each in turn, so that a slow moment of the machine hits all of them:
+
+- ``lib``: ``lib.attention.scaled_dot_product_attention`` (no weights requested, so it may
+  take its fast path);
+- ``torch``: ``torch.nn.functional.scaled_dot_product_attention`` with 2 threads;
+- ``gemm``: the two NumPy matrix products ``Q @ K^T`` and ``A @ V`` alone, a floor for any
+  NumPy implementation that forms the scores.
+
+The table reports medians and the ratios lib/torch and lib/gemm, and is written as JSON.
+A memory section measures, with ``tracemalloc`` (NumPy reports its allocations to it), the
+peak memory allocated beyond the inputs and the output, for the plain path and for
+``memory_efficient_attention``. ``--smoke`` runs a tiny grid once, so that ``make test``
+keeps this script working; it measures nothing worth reading.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from lib.attention import memory_efficient_attention, scaled_dot_product_attention
+
+try:  # PyTorch is a benchmark and test dependency only, never a runtime one.
+    import torch
+except ImportError:  # pragma: no cover - depends on the environment
+    torch = None
+
+GRID = [(8, 512), (8, 1024), (4, 2048), (1, 4096)]
+SMOKE_GRID = [(2, 64)]
+E = 64
+MEMORY_NS = [1024, 2048, 4096, 8192, 32768]
+PLAIN_MEMORY_LIMIT = 8192  # beyond this the plain path's n x n matrices take minutes and GiBs
+SMOKE_MEMORY_NS = [256]
+
+
+def inputs(H, n, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal((1, H, n, E)).astype(dtype) for _ in range(3))
+
+
+def two_gemms(q, k, v):
+    scores = q @ np.swapaxes(k, -1, -2)  # (1, H, n, n)
+    return scores @ v  # (1, H, n, E)
+
+
+def time_interleaved(contenders, repeats):
+    """Median seconds of each contender, run in turn ``repeats`` times after one warm-up."""
+    times = {name: [] for name in contenders}
+    for name, fn in contenders.items():
+        fn()  # warm-up: first-touch page faults, thread pools, caches
+    for _ in range(repeats):
+        for name, fn in contenders.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def speed(grid, repeats):
+    rows = []
+    for dtype in (np.float32, np.float64):
+        for H, n in grid:
+            q, k, v = inputs(H, n, dtype)
+            contenders = {"lib": lambda: scaled_dot_product_attention(q, k, v),
+                          "gemm": lambda: two_gemms(q, k, v)}
+            if torch is not None:
+                tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
+                contenders["torch"] = lambda: torch.nn.functional.scaled_dot_product_attention(
+                    tq, tk, tv)
+            med = time_interleaved(contenders, repeats)
+            row = {"dtype": np.dtype(dtype).name, "H": H, "n": n,
+                   **{f"{name}_ms": 1e3 * t for name, t in med.items()},
+                   "lib/gemm": med["lib"] / med["gemm"]}
+            if torch is not None:
+                row["lib/torch"] = med["lib"] / med["torch"]
+            rows.append(row)
+    return rows
+
+
+def peak_extra_bytes(fn, *args, **kwargs):
+    """Peak bytes allocated while ``fn`` runs, beyond what was allocated before, minus
+    the bytes of its result (the output is not 'extra')."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    out = fn(*args, **kwargs)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak - before - out.nbytes
+
+
+def memory(ns):
+    rows = []
+    for n in ns:
+        rng = np.random.default_rng(0)
+        q, k, v = (rng.standard_normal((n, E), dtype=np.float32) for _ in range(3))
+        row = {"n": n, "score_matrix_MiB": n * n * 4 / 2**20}
+        row["memory_efficient_MiB"] = peak_extra_bytes(
+            memory_efficient_attention, q, k, v, is_causal=True) / 2**20
+        if n <= PLAIN_MEMORY_LIMIT:
+            row["plain_MiB"] = peak_extra_bytes(
+                scaled_dot_product_attention, q, k, v, is_causal=True) / 2**20
+        rows.append(row)
+    return rows
+
+
+def machine():
+    info = {"python": platform.python_version(), "numpy": np.__version__,
+            "cpus": os.cpu_count(), "machine": platform.machine(),
+            "torch": torch.__version__ if torch is not None else None,
+            "torch_threads": torch.get_num_threads() if torch is not None else None}
+    try:
+        info["cpu"] = next(line.split(":", 1)[1].strip()
+                           for line in Path("/proc/cpuinfo").read_text().splitlines()
+                           if line.startswith("model name"))
+    except (OSError, StopIteration):
+        info["cpu"] = platform.processor()
+    return info
+
+
+def format_speed(rows):
+    has_torch = "torch_ms" in rows[0]
+    head = f"{'dtype':8} {'H':>2} {'n':>5} {'lib ms':>9} {'gemm ms':>9}"
+    head += f" {'torch ms':>9} {'lib/torch':>9}" if has_torch else ""
+    lines = [head + f" {'lib/gemm':>8}"]
+    for r in rows:
+        line = f"{r['dtype']:8} {r['H']:>2} {r['n']:>5} {r['lib_ms']:9.2f} {r['gemm_ms']:9.2f}"
+        if has_torch:
+            line += f" {r['torch_ms']:9.2f} {r['lib/torch']:9.2f}"
+        lines.append(line + f" {r['lib/gemm']:8.2f}")
+    worst = f"worst lib/gemm {max(r['lib/gemm'] for r in rows):.2f}"
+    if has_torch:
+        worst = f"worst lib/torch {max(r['lib/torch'] for r in rows):.2f}, " + worst
+    else:
+        worst += "  (torch columns skipped: PyTorch is not installed; pip install torch==2.13.0)"
+    return "\n".join(lines + [worst])
+
+
+def format_memory(rows):
+    lines = [f"{'n':>6} {'n*n float32 MiB':>16} {'plain MiB':>10} {'mem-efficient MiB':>18}"]
+    for r in rows:
+        plain = f"{r['plain_MiB']:10.1f}" if "plain_MiB" in r else f"{'(skipped)':>10}"
+        lines.append(f"{r['n']:>6} {r['score_matrix_MiB']:16.1f} {plain} "
+                     f"{r['memory_efficient_MiB']:18.1f}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny grid, one run: checks the script")
+    parser.add_argument("--repeats", type=int, default=9, help="timed runs per contender (>= 7)")
+    parser.add_argument("--json", type=Path, default=Path(__file__).with_name("results.json"))
+    args = parser.parse_args(argv)
+    if torch is not None:
+        torch.set_num_threads(2)
+
+    grid, repeats, ns = (SMOKE_GRID, 1, SMOKE_MEMORY_NS) if args.smoke else (GRID, args.repeats, MEMORY_NS)
+    speed_rows = speed(grid, repeats)
+    print(f"Speed: inputs (1, H, n, {E}), median of {repeats} interleaved runs")
+    print(format_speed(speed_rows))
+    memory_rows = memory(ns)
+    print(f"\nMemory: peak extra allocation (tracemalloc), causal, float32, E = Ev = {E}")
+    print(format_memory(memory_rows))
+    result = {"machine": machine(), "repeats": repeats, "speed": speed_rows, "memory": memory_rows}
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwritten: {args.json}")
+    return result
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
