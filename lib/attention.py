@@ -24,6 +24,7 @@ References
 """
 
 import numbers
+import os
 
 import numpy as np
 
@@ -315,6 +316,82 @@ def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
             value.astype(dtype, copy=False), attn_mask, scale, out_dtype)
 
 
+# ------------------------------------------------- the fast path (used when no weights)
+# scaled_dot_product_attention dispatches here when it is not asked for the weights and the
+# score matrix is large, as PyTorch chooses among its math, flash and memory-efficient
+# backends. Same result as the plain path (tests/test_attention.py checks it), computed
+# faster: query blocks run on a thread pool (NumPy releases the GIL inside BLAS and ufuncs)
+# with one BLAS thread each, every elementwise pass works in place on one block of scores,
+# the row sums come out of the second matrix product (a column of ones appended to V), and
+# causal attention skips the keys after each block's last query.
+FAST_PATH_MIN_SCORES = 1 << 16  # below this many scores per call, threads cost more than they save
+_FAST_BLOCK_ROWS = 256
+_executor = None
+_blas_controller = None
+
+
+def _thread_pool():
+    """A process-wide pool of one worker per core, and a handle to limit BLAS threads."""
+    global _executor, _blas_controller
+    if _executor is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from threadpoolctl import ThreadpoolController
+
+        _executor = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                                       thread_name_prefix="attention")
+        _blas_controller = ThreadpoolController()
+    return _executor, _blas_controller
+
+
+def _fast_attention(query, key, value, attn_mask, is_causal, scale):
+    """The same result as the plain path of :func:`scaled_dot_product_attention`, faster.
+
+    Inputs are validated and converted already (``_check_attention_inputs``); returns the
+    output (..., L, Ev) in the compute dtype.
+    """
+    batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    L, E, S, Ev = query.shape[-2], query.shape[-1], key.shape[-2], value.shape[-1]
+    dtype = query.dtype
+    query = np.broadcast_to(query, batch + (L, E))  # views: nothing is copied
+    key_t = np.swapaxes(np.broadcast_to(key, batch + (S, E)), -1, -2)  # (..., E, S)
+    value_1 = np.empty(batch + (S, Ev + 1), dtype=dtype)  # (..., S, Ev + 1)
+    value_1[..., :Ev] = value
+    value_1[..., Ev] = 1.0  # the last column of weights @ value_1 is the row sum
+    if attn_mask is not None:
+        attn_mask = np.broadcast_to(attn_mask, batch + (L, S))
+    output = np.empty(batch + (L, Ev), dtype=dtype)  # (..., L, Ev)
+
+    def one_block(job):
+        b, i0, i1 = job  # batch index, query rows [i0, i1)
+        ncols = min(S, i1) if is_causal else S  # causal: later keys are masked for every row
+        kt = np.ascontiguousarray(key_t[b][:, :ncols])  # (E, ncols)
+        s = (query[b][i0:i1] * scale) @ kt  # (lq, ncols)
+        if is_causal and i0 + 1 < ncols:
+            future = np.arange(i0, i1)[:, None] < np.arange(i0 + 1, ncols)  # (lq, ncols - i0 - 1)
+            np.copyto(s[:, i0 + 1:], -np.inf, where=future)
+        elif attn_mask is not None and attn_mask.dtype == np.bool_:
+            np.copyto(s, -np.inf, where=~attn_mask[b][i0:i1])
+        elif attn_mask is not None:
+            s += attn_mask[b][i0:i1]
+        m = s.max(axis=-1, keepdims=True)  # (lq, 1)
+        m[m == -np.inf] = 0.0  # safe max: a row with nothing to attend keeps exp(-inf) = 0
+        s -= m
+        np.exp(s, out=s)  # (lq, ncols), in [0, 1]
+        o = s @ value_1[b][:ncols]  # (lq, Ev + 1)
+        total = o[:, Ev:]  # (lq, 1): the row sums of exp
+        np.divide(o[:, :Ev], total, out=output[b][i0:i1], where=total != 0)
+        output[b][i0:i1][(total == 0)[:, 0]] = 0.0  # a query with no key: zeros
+
+    jobs = [(b, i0, min(i0 + _FAST_BLOCK_ROWS, L))
+            for b in np.ndindex(batch) for i0 in range(0, L, _FAST_BLOCK_ROWS)]
+    executor, blas = _thread_pool()
+    with blas.limit(limits=1, user_api="blas"):  # one BLAS thread per worker
+        for _ in executor.map(one_block, jobs):
+            pass
+    return output
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal=False,
                                  scale=None, return_weights=False):
     r"""Scaled dot-product attention: ``softmax(query @ key.T * scale + mask) @ value``.
@@ -400,9 +477,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     query, key, value, attn_mask, scale, out_dtype = _check_attention_inputs(
         query, key, value, attn_mask, is_causal, scale)
     L, S = query.shape[-2], key.shape[-2]
+    n_scores = L * S * int(np.prod(np.broadcast_shapes(query.shape[:-2], key.shape[:-2])))
+    if not return_weights and n_scores >= FAST_PATH_MIN_SCORES:
+        return _fast_attention(query, key, value, attn_mask, is_causal, scale).astype(
+            out_dtype, copy=False)
+
+    # The plain path: the formula, one line per step.
     if is_causal:
         attn_mask = causal_mask(L, S)  # (L, S)
-
     scores = query @ np.swapaxes(key, -1, -2) * scale  # (..., L, S)
     if attn_mask is None:
         weights = softmax(scores, axis=-1)  # (..., L, S)

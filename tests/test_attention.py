@@ -6,6 +6,8 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import given
+
+from lib import attention
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -552,6 +554,89 @@ def test_property_future_keys_do_not_change_causal_outputs(args, data):
     np.testing.assert_array_equal(out[: t + 1], out2[: t + 1])
 
 
+# ------------------------------------------------------------------------- fast path
+@pytest.fixture
+def fast_everywhere(monkeypatch):
+    """Send every call without weights to the fast path, in blocks of 3 query rows."""
+    monkeypatch.setattr(attention, "FAST_PATH_MIN_SCORES", 0)
+    monkeypatch.setattr(attention, "_FAST_BLOCK_ROWS", 3)
+
+
+def plain(q, k, v, **kwargs):
+    return scaled_dot_product_attention(q, k, v, return_weights=True, **kwargs)[0]
+
+
+FAST_CASES = {
+    "no mask": lambda L, S, rng: {},
+    "causal": lambda L, S, rng: {"is_causal": True},
+    "boolean mask": lambda L, S, rng: {"attn_mask": rng.random((2, L, S)) < 0.5},
+    "float mask": lambda L, S, rng: {"attn_mask": rng.standard_normal((L, S))},
+    "padding mask": lambda L, S, rng: {"attn_mask": padding_mask([S, 1], S)[:, None, :]},
+    "scale": lambda L, S, rng: {"scale": 0.37},
+}
+
+
+@pytest.mark.parametrize("case", FAST_CASES)
+@pytest.mark.parametrize("L,S", [(7, 7), (4, 9), (10, 3), (1, 5)])
+def test_fast_path_matches_plain_path(fast_everywhere, case, L, S):
+    rng = np.random.default_rng(60)
+    q, k, v = random_qkv(rng, batch=(2,), L=L, S=S, E=5, Ev=4)
+    kwargs = FAST_CASES[case](L, S, rng)
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, **kwargs),
+                               plain(q, k, v, **kwargs), rtol=0, atol=1e-13)
+
+
+def test_fast_path_fully_masked_rows_are_zero(fast_everywhere):
+    q, k, v = random_qkv(np.random.default_rng(61), L=5, S=4)
+    mask = np.ones((5, 4), bool)
+    mask[[0, 3]] = False
+    out = scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    np.testing.assert_array_equal(out[[0, 3]], 0.0)
+    np.testing.assert_allclose(out, plain(q, k, v, attn_mask=mask), atol=1e-13)
+
+
+def test_fast_path_broadcasts_leading_axes(fast_everywhere):
+    rng = np.random.default_rng(62)
+    q = rng.standard_normal((2, 1, 7, 4))
+    k = rng.standard_normal((1, 3, 6, 4))
+    v = rng.standard_normal((6, 5))
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v), plain(q, k, v), atol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_fast_path_keeps_dtype_and_agrees(fast_everywhere, dtype):
+    q, k, v = random_qkv(np.random.default_rng(63), L=8, S=8, dtype=dtype)
+    out = scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert out.dtype == dtype
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(out, plain(q, k, v, is_causal=True), rtol=8 * eps, atol=8 * eps)
+
+
+def test_fast_path_propagates_nan(fast_everywhere):
+    q, k, v = random_qkv(np.random.default_rng(64), L=4, S=4)
+    q[2, 0] = np.nan
+    out = scaled_dot_product_attention(q, k, v)
+    assert np.isnan(out[2]).all() and np.isfinite(np.delete(out, 2, axis=0)).all()
+
+
+def test_fast_path_does_not_modify_inputs(fast_everywhere):
+    q, k, v = readonly(*random_qkv(np.random.default_rng(65), L=6, S=6))
+    mask = readonly(np.random.default_rng(66).standard_normal((6, 6)))[0]
+    scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def test_large_calls_without_weights_take_the_fast_path(monkeypatch):
+    calls = []
+    fast = attention._fast_attention
+    monkeypatch.setattr(attention, "_fast_attention", lambda *a: calls.append(1) or fast(*a))
+    q, k, v = random_qkv(np.random.default_rng(67), L=300, S=300, E=8, Ev=8)
+    out = scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert calls == [1]
+    out_plain, _ = scaled_dot_product_attention(q, k, v, is_causal=True, return_weights=True)
+    assert calls == [1]  # asking for the weights takes the plain path
+    np.testing.assert_allclose(out, out_plain, atol=1e-13)
+
+
 # ------------------------------------------------------------ memory-efficient attention
 def mea_cases():
     """(name, L, S, mask builder) covering the masks the online softmax must survive."""
@@ -716,3 +801,21 @@ def test_fully_masked_row_agrees_with_torch(torch):
         attn_mask=torch.from_numpy(mask)).numpy()
     np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, attn_mask=mask), theirs,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["none", "causal", "bool"])
+def test_fast_path_agrees_with_torch_on_large_inputs(torch, dtype, kind):
+    rng = np.random.default_rng(3000)
+    q, k, v = random_qkv(rng, batch=(1, 2), L=300, S=280, E=16, Ev=8, dtype=dtype)
+    kwargs, tkwargs = {}, {}
+    if kind == "causal":
+        kwargs["is_causal"] = tkwargs["is_causal"] = True
+    elif kind == "bool":
+        mask = rng.random((300, 280)) < 0.3
+        kwargs["attn_mask"], tkwargs["attn_mask"] = mask, torch.from_numpy(mask)
+    ours = scaled_dot_product_attention(q, k, v, **kwargs)  # 168 000 scores: the fast path
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.from_numpy(a) for a in (q, k, v)), **tkwargs).numpy()
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
