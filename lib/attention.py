@@ -5,7 +5,10 @@ The file reads top to bottom like the course: a stable softmax, the two masks
 
     Attention(Q, K, V) = softmax(Q K^T * scale + mask) V,    scale = 1 / sqrt(E),
 
-with the argument names and conventions of PyTorch's
+(with, just above it, the faster path it dispatches to when the weights are not asked
+for), multi-head attention built on it, and a memory-efficient variant that never forms
+the L x S score matrix (the online softmax of Milakov & Gimelshein [3]_ and
+FlashAttention [4]_). Everything uses the argument names and conventions of PyTorch's
 ``torch.nn.functional.scaled_dot_product_attention`` [2]_: ``query`` (..., L, E),
 ``key`` (..., S, E), ``value`` (..., S, Ev); a boolean ``attn_mask`` means
 True = may attend; ``is_causal`` aligns the causal mask to the top-left corner.
@@ -21,6 +24,10 @@ References
 .. [2] PyTorch documentation, ``torch.nn.functional.scaled_dot_product_attention``
        (its "reference implementation" in Python is the model for the plain path).
        https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
+.. [3] M. Milakov and N. Gimelshein, "Online normalizer calculation for softmax", 2018.
+       https://arxiv.org/abs/1805.02867
+.. [4] T. Dao et al., "FlashAttention: fast and memory-efficient exact attention with
+       IO-awareness", NeurIPS 2022. https://arxiv.org/abs/2205.14135
 """
 
 import numbers
@@ -29,7 +36,7 @@ import os
 import numpy as np
 
 __all__ = ["softmax", "causal_mask", "padding_mask", "scaled_dot_product_attention",
-           "memory_efficient_attention"]
+           "multi_head_attention", "memory_efficient_attention"]
 
 
 # ----------------------------------------------------------------------------- dtypes
@@ -495,6 +502,151 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
         weights = softmax(scores + attn_mask, axis=-1)  # (..., L, S); -inf -> 0
     output = weights @ value  # (..., L, Ev)
 
+    output = output.astype(out_dtype, copy=False)
+    if return_weights:
+        return output, weights.astype(out_dtype, copy=False)
+    return output
+
+
+# ------------------------------------------------------------------ multi-head attention
+def _check_projection(name, w, rows, rows_name, dtype):
+    w = _floating_input(w, name)
+    if w.ndim != 2 or w.shape[0] != rows:
+        raise ValueError(f"{name} must have shape ({rows_name}={rows}, ...), got shape {w.shape}")
+    return w.astype(dtype, copy=False)
+
+
+def _check_bias(name, b, size, dtype):
+    if b is None:
+        return dtype.type(0)
+    b = _floating_input(b, name)
+    if b.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), got shape {b.shape}")
+    return b.astype(dtype, copy=False)
+
+
+def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_q=None,
+                         b_k=None, b_v=None, b_o=None, attn_mask=None, is_causal=False,
+                         scale=None, return_weights=False):
+    r"""Multi-head attention: project, split into heads, attend, concatenate, project.
+
+    .. math::
+        \operatorname{head}_h = \operatorname{Attention}(X_q W_Q^{(h)}, X_k W_K^{(h)},
+        X_v W_V^{(h)}), \qquad
+        \operatorname{MultiHead} = [\operatorname{head}_0, \dots,
+        \operatorname{head}_{H-1}] \, W_O
+
+    where :math:`W_Q^{(h)}` is the block of columns ``h*d : (h+1)*d`` of ``w_q``.
+
+    Parameters
+    ----------
+    query : array_like, shape (..., L, Dq)
+        The sequence the queries come from (for self-attention, the same array as
+        ``key`` and ``value``).
+    key : array_like, shape (..., S, Dk)
+    value : array_like, shape (..., S, Dv)
+    num_heads : int
+        H, which must divide both E and Ev.
+    w_q, w_k : array_like, shapes (Dq, E) and (Dk, E)
+        Projections, applied on the right as in the book (``Q = query @ w_q``).
+        PyTorch stores the transposes: ``in_proj_weight`` rows are ``w_q.T``.
+    w_v : array_like, shape (Dv, Ev)
+    w_o : array_like, shape (Ev, Do)
+        Output projection applied to the concatenated heads.
+    b_q, b_k, b_v, b_o : array_like, optional, shapes (E,), (E,), (Ev,), (Do,)
+        Biases added after each projection (zero when omitted).
+    attn_mask : array_like, optional, broadcastable to (..., L, S)
+        As in :func:`scaled_dot_product_attention` (boolean True = may attend, or
+        floating and added to the scores); the same mask for every head.
+    is_causal : bool, default False
+    scale : float, optional
+        Defaults to ``1 / sqrt(E / H)``, the head size, as in PyTorch.
+    return_weights : bool, default False
+        Also return every head's attention weights.
+
+    Returns
+    -------
+    output : ndarray, shape (..., L, Do)
+    weights : ndarray, shape (..., H, L, S)
+        Only if ``return_weights``.
+
+    Raises
+    ------
+    ValueError
+        If ``num_heads`` is not a positive integer dividing E and Ev, a projection's
+        shape does not fit its input, a bias has the wrong shape, or the attention
+        inputs are inconsistent (see :func:`scaled_dot_product_attention`).
+    TypeError
+        For complex, boolean, string or object inputs.
+
+    Notes
+    -----
+    Splitting into heads is a reshape: the E columns of ``query @ w_q`` are cut into
+    H consecutive blocks of ``d = E / H``, and each head attends with its own block.
+    Each head's output lies in the convex hull of its own value rows; concatenating
+    the heads and multiplying by ``w_o`` mixes H such points, which is how several
+    heads reach outputs that one head cannot.
+
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Attention is all you need", NeurIPS 2017, Sec. 3.2.2.
+    .. [2] PyTorch documentation, ``torch.nn.functional.multi_head_attention_forward``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lib.attention import multi_head_attention
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.standard_normal((5, 8))                          # L = S = 5, D = 8
+    >>> w_q, w_k, w_v, w_o = rng.standard_normal((4, 8, 8))       # E = Ev = Do = 8
+    >>> out, weights = multi_head_attention(x, x, x, 2, w_q=w_q, w_k=w_k, w_v=w_v,
+    ...                                     w_o=w_o, return_weights=True)
+    >>> out.shape, weights.shape                                  # H = 2 heads of size 4
+    ((5, 8), (2, 5, 5))
+    """
+    query = _floating_input(query, "query")
+    key = _floating_input(key, "key")
+    value = _floating_input(value, "value")
+    dtype = _compute_dtype(np.result_type(query.dtype, key.dtype, value.dtype))
+    if (isinstance(num_heads, (bool, np.bool_)) or not isinstance(num_heads, numbers.Integral)
+            or num_heads < 1):
+        raise ValueError(f"num_heads must be a positive integer, got {num_heads!r}")
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        if x.ndim < 2:
+            raise ValueError(f"{name} must have at least 2 axes, got shape {x.shape}")
+    w_q = _check_projection("w_q", w_q, query.shape[-1], "Dq", dtype)
+    w_k = _check_projection("w_k", w_k, key.shape[-1], "Dk", dtype)
+    w_v = _check_projection("w_v", w_v, value.shape[-1], "Dv", dtype)
+    E, Ev = w_q.shape[1], w_v.shape[1]
+    if w_k.shape[1] != E:
+        raise ValueError(f"w_q {w_q.shape} and w_k {w_k.shape} must give the same E")
+    w_o = _check_projection("w_o", w_o, Ev, "Ev", dtype)
+    if E % num_heads or Ev % num_heads:
+        raise ValueError(f"num_heads = {num_heads} must divide E = {E} and Ev = {Ev}")
+    b_q, b_k = _check_bias("b_q", b_q, E, dtype), _check_bias("b_k", b_k, E, dtype)
+    b_v, b_o = _check_bias("b_v", b_v, Ev, dtype), _check_bias("b_o", b_o, w_o.shape[1], dtype)
+    H, d, dv = num_heads, E // num_heads, Ev // num_heads
+    if attn_mask is not None:
+        attn_mask = np.asarray(attn_mask)
+        if attn_mask.ndim >= 2:
+            attn_mask = attn_mask[..., None, :, :]  # (..., 1, L, S): the same for every head
+    if scale is None:
+        scale = 1.0 / np.sqrt(d) if d > 0 else None
+
+    q = query.astype(dtype, copy=False) @ w_q + b_q  # (..., L, E)
+    k = key.astype(dtype, copy=False) @ w_k + b_k  # (..., S, E)
+    v = value.astype(dtype, copy=False) @ w_v + b_v  # (..., S, Ev)
+    q = np.swapaxes(q.reshape(q.shape[:-1] + (H, d)), -2, -3)  # (..., H, L, d)
+    k = np.swapaxes(k.reshape(k.shape[:-1] + (H, d)), -2, -3)  # (..., H, S, d)
+    v = np.swapaxes(v.reshape(v.shape[:-1] + (H, dv)), -2, -3)  # (..., H, S, dv)
+    heads = scaled_dot_product_attention(q, k, v, attn_mask, is_causal=is_causal, scale=scale,
+                                         return_weights=return_weights)
+    heads, weights = heads if return_weights else (heads, None)  # (..., H, L, dv)
+    concat = np.swapaxes(heads, -2, -3)  # (..., L, H, dv)
+    concat = concat.reshape(concat.shape[:-2] + (Ev,))  # (..., L, Ev)
+    output = concat @ w_o + b_o  # (..., L, Do)
+
+    out_dtype = np.result_type(query.dtype, key.dtype, value.dtype)
     output = output.astype(out_dtype, copy=False)
     if return_weights:
         return output, weights.astype(out_dtype, copy=False)

@@ -1,4 +1,4 @@
-"""The seed documents' toy matrices, in one place so every notebook uses the same numbers.
+"""The source notes' toy matrices, in one place so every notebook uses the same numbers.
 
 Each function returns fresh arrays (float64), so a notebook may modify what it gets.
 """
@@ -9,7 +9,7 @@ __all__ = ["span_example", "qk_av_example", "seed004_qkv"]
 
 
 def span_example():
-    """Seed 003 (example 66): regression data and a one-query attention head.
+    """Source note 003 (example 66): regression data and a one-query attention head.
 
     Returns
     -------
@@ -39,7 +39,7 @@ def span_example():
 
 
 def qk_av_example():
-    """Seed 001 (example 48): two queries, three keys and three values.
+    """Source note 001 (example 48): two queries, three keys and three values.
 
     Returns
     -------
@@ -63,9 +63,9 @@ def qk_av_example():
 
 
 def seed004_qkv():
-    """Seed 004's random Q, K, V (L = 4, d_k = d_v = 8), as printed there to 8 decimals.
+    """Source note 004's random Q, K, V (L = 4, d_k = d_v = 8), as printed there to 8 decimals.
 
-    The seed drew them from an unseeded ``np.random.randn``; these are its printed
+    The note drew them from an unseeded ``np.random.randn``; these are its printed
     values, so its printed scores and attention weights can be reproduced (to the
     printed precision). New random examples in the book use a seeded generator.
 

@@ -11,8 +11,8 @@ from lib import attention
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from lib.attention import (causal_mask, memory_efficient_attention, padding_mask,
-                           scaled_dot_product_attention, softmax)
+from lib.attention import (causal_mask, memory_efficient_attention, multi_head_attention,
+                           padding_mask, scaled_dot_product_attention, softmax)
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -635,6 +635,119 @@ def test_large_calls_without_weights_take_the_fast_path(monkeypatch):
     out_plain, _ = scaled_dot_product_attention(q, k, v, is_causal=True, return_weights=True)
     assert calls == [1]  # asking for the weights takes the plain path
     np.testing.assert_allclose(out, out_plain, atol=1e-13)
+
+
+# ------------------------------------------------------------------ multi-head attention
+def mha_params(rng, Dq=6, Dk=5, Dv=4, E=8, Ev=6, Do=7, bias=True):
+    p = {"w_q": rng.standard_normal((Dq, E)), "w_k": rng.standard_normal((Dk, E)),
+         "w_v": rng.standard_normal((Dv, Ev)), "w_o": rng.standard_normal((Ev, Do))}
+    if bias:
+        p.update(b_q=rng.standard_normal(E), b_k=rng.standard_normal(E),
+                 b_v=rng.standard_normal(Ev), b_o=rng.standard_normal(Do))
+    return p
+
+
+def mha_by_hand(xq, xk, xv, H, p, **kwargs):
+    """Each head separately with the single-head kernel, then concatenate and project."""
+    E, Ev = p["w_q"].shape[1], p["w_v"].shape[1]
+    d, dv = E // H, Ev // H
+    heads = []
+    for h in range(H):
+        q = xq @ p["w_q"][:, h * d:(h + 1) * d] + p["b_q"][h * d:(h + 1) * d]
+        k = xk @ p["w_k"][:, h * d:(h + 1) * d] + p["b_k"][h * d:(h + 1) * d]
+        v = xv @ p["w_v"][:, h * dv:(h + 1) * dv] + p["b_v"][h * dv:(h + 1) * dv]
+        heads.append(scaled_dot_product_attention(q, k, v, **kwargs))
+    return np.concatenate(heads, axis=-1) @ p["w_o"] + p["b_o"]
+
+
+@pytest.mark.parametrize("H", [1, 2])
+@pytest.mark.parametrize("mask", ["none", "causal", "padding"])
+def test_multi_head_matches_per_head_kernel(H, mask):
+    rng = np.random.default_rng(70)
+    xq, xk, xv = (rng.standard_normal((2, n, D)) for n, D in ((4, 6), (5, 5), (5, 4)))
+    p = mha_params(rng)
+    kwargs = {"causal": {"is_causal": True}, "none": {},
+              "padding": {"attn_mask": padding_mask([5, 2], 5)[:, None, :]}}[mask]
+    ours = multi_head_attention(xq, xk, xv, H, **p, **kwargs)
+    np.testing.assert_allclose(ours, mha_by_hand(xq, xk, xv, H, p, **kwargs), atol=1e-12)
+
+
+def test_multi_head_weights_are_per_head_and_rows_sum_to_one():
+    rng = np.random.default_rng(71)
+    x = rng.standard_normal((5, 6))
+    p = mha_params(rng, Dk=6, Dv=6)
+    out, w = multi_head_attention(x, x, x, 2, **p, is_causal=True, return_weights=True)
+    assert out.shape == (5, 7) and w.shape == (2, 5, 5)
+    np.testing.assert_allclose(w.sum(axis=-1), 1.0)
+    assert np.all(w[:, ~causal_mask(5)] == 0)
+
+
+def test_multi_head_default_scale_uses_the_head_size():
+    rng = np.random.default_rng(72)
+    x = rng.standard_normal((4, 6))
+    p = mha_params(rng, Dk=6, Dv=6, E=8)
+    np.testing.assert_allclose(multi_head_attention(x, x, x, 2, **p),
+                               multi_head_attention(x, x, x, 2, **p, scale=0.5), atol=1e-15)
+
+
+def test_multi_head_without_biases():
+    rng = np.random.default_rng(73)
+    x = rng.standard_normal((4, 6))
+    p = mha_params(rng, Dk=6, Dv=6, bias=False)
+    zeros = {"b_q": np.zeros(8), "b_k": np.zeros(8), "b_v": np.zeros(6), "b_o": np.zeros(7)}
+    np.testing.assert_allclose(multi_head_attention(x, x, x, 2, **p),
+                               multi_head_attention(x, x, x, 2, **p, **zeros), atol=1e-15)
+
+
+@pytest.mark.parametrize("H", [0, 3, 2.0])
+def test_multi_head_rejects_heads_that_do_not_divide(H):
+    rng = np.random.default_rng(74)
+    x = rng.standard_normal((4, 6))
+    with pytest.raises(ValueError, match="num_heads"):
+        multi_head_attention(x, x, x, H, **mha_params(rng, Dk=6, Dv=6))
+
+
+def test_multi_head_rejects_projection_of_wrong_shape():
+    rng = np.random.default_rng(75)
+    x = rng.standard_normal((4, 6))
+    p = mha_params(rng, Dk=6, Dv=6)
+    p["w_k"] = p["w_k"][:5]
+    with pytest.raises(ValueError, match=r"w_k must have shape \(Dk=6, \.\.\.\), got shape \(5, 8\)"):
+        multi_head_attention(x, x, x, 2, **p)
+
+
+def test_multi_head_rejects_bias_of_wrong_shape():
+    rng = np.random.default_rng(76)
+    x = rng.standard_normal((4, 6))
+    p = mha_params(rng, Dk=6, Dv=6)
+    p["b_o"] = np.zeros(3)
+    with pytest.raises(ValueError, match=r"b_o must have shape \(7,\)"):
+        multi_head_attention(x, x, x, 2, **p)
+
+
+@pytest.mark.parametrize("kind", ["none", "bool", "causal"])
+def test_multi_head_agrees_with_torch(torch, kind):
+    rng = np.random.default_rng(77)
+    L, S, N, E, H = 4, 6, 2, 8, 2
+    xq, xk, xv = (rng.standard_normal((N, n, E)) for n in (L, S, S))
+    p = mha_params(rng, Dq=E, Dk=E, Dv=E, E=E, Ev=E, Do=E)
+    kwargs, tmask = {}, None
+    if kind == "bool":
+        mask = rng.random((L, S)) < 0.7
+        mask[:, 0] = True
+        kwargs["attn_mask"], tmask = mask, torch.from_numpy(~mask)  # torch MHA: True = ignore
+    elif kind == "causal":
+        kwargs["is_causal"] = True
+        tmask = torch.from_numpy(~causal_mask(L, S))
+    ours = multi_head_attention(xq, xk, xv, H, **p, **kwargs)
+    t = {name: torch.from_numpy(np.ascontiguousarray(a)) for name, a in p.items()}
+    theirs, _ = torch.nn.functional.multi_head_attention_forward(
+        *(torch.from_numpy(np.swapaxes(a, 0, 1).copy()) for a in (xq, xk, xv)),  # (L, N, E)
+        E, H, None, torch.cat([t["b_q"], t["b_k"], t["b_v"]]), None, None, False, 0.0,
+        t["w_o"].T, t["b_o"], training=False, need_weights=False, attn_mask=tmask,
+        use_separate_proj_weight=True, q_proj_weight=t["w_q"].T, k_proj_weight=t["w_k"].T,
+        v_proj_weight=t["w_v"].T)
+    np.testing.assert_allclose(ours, np.swapaxes(theirs.numpy(), 0, 1), atol=1e-12)
 
 
 # ------------------------------------------------------------ memory-efficient attention
