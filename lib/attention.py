@@ -769,8 +769,8 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     lse = np.empty(batch + (L,), dtype=query.dtype)  # (..., L)
     for i0 in range(0, L, q_block):
         rows = slice(i0, min(i0 + q_block, L))
-        q = query[..., rows, :] * scale  # (..., lq, E)
         lq = rows.stop - rows.start
+        q = np.broadcast_to(query[..., rows, :], batch + (lq, query.shape[-1])) * scale  # (..., lq, E)
         m = np.full(batch + (lq,), -np.inf, dtype=query.dtype)  # running max
         ell = np.zeros(batch + (lq,), dtype=query.dtype)  # running sum of exp
         acc = np.zeros(batch + (lq, Ev), dtype=query.dtype)  # running unnormalised output
@@ -779,15 +779,16 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
             mask = _mask_block(attn_mask, is_causal, rows, cols)
             if mask is False:
                 continue  # nothing here may be attended to
-            s = q @ np.swapaxes(key[..., cols, :], -1, -2)  # (..., lq, bk)
+            s = q @ np.swapaxes(key[..., cols, :], -1, -2)  # (..., lq, bk), a new array
             if mask is not None and mask.dtype == np.bool_:
-                s = np.where(mask, s, -np.inf)  # (..., lq, bk)
+                np.copyto(s, -np.inf, where=~mask)  # in place, as every step below
             elif mask is not None:
-                s = s + mask  # (..., lq, bk)
+                s += mask
             m_new = np.maximum(m, s.max(axis=-1))  # (..., lq)
             shift = np.where(m_new == -np.inf, 0.0, m_new).astype(query.dtype)  # safe max
             alpha = np.exp(m - shift)  # (..., lq); 0 while the row had nothing
-            p = np.exp(s - shift[..., None])  # (..., lq, bk)
+            s -= shift[..., None]
+            p = np.exp(s, out=s)  # (..., lq, bk), in [0, 1]
             ell = alpha * ell + p.sum(axis=-1)  # (..., lq)
             acc = alpha[..., None] * acc + p @ value[..., cols, :]  # (..., lq, Ev)
             m = m_new
