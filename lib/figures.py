@@ -484,7 +484,7 @@ def plot_score_variance(dims, var_unscaled, var_scaled):
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlabel("$E$ (features per query and key)")
-    ax.set_ylabel("variance of one score")
+    ax.set_ylabel("measured variance")
     ax.grid(True, which="major", color="0.9")
     ax.legend(loc="upper left", frameon=False)
     return fig
