@@ -17,19 +17,27 @@ peak memory allocated beyond the inputs and the output, for the plain path and f
 keeps this script working; it measures nothing worth reading.
 """
 
-import argparse
-import json
 import os
-import platform
-import statistics
-import sys
-import time
-import tracemalloc
-from pathlib import Path
 
-import numpy as np
+# Idle worker threads of OpenMP (torch) and OpenBLAS (NumPy) spin for a while after each
+# call; interleaved, one contender's spinning threads would slow down the next contender.
+# Make them sleep instead. This must happen before NumPy and torch are imported.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("KMP_BLOCKTIME", "0")
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
-from lib.attention import memory_efficient_attention, scaled_dot_product_attention
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from lib.attention import memory_efficient_attention, scaled_dot_product_attention  # noqa: E402
 
 try:  # PyTorch is a benchmark and test dependency only, never a runtime one.
     import torch
@@ -116,6 +124,40 @@ def memory(ns):
     return rows
 
 
+def profile_passes(n=4096, rows=512, repeats=15):
+    """Median ms of each pass of one fast-path task (``rows`` queries against n keys),
+    on one thread with one BLAS thread, as the fast path runs it."""
+    from threadpoolctl import threadpool_limits
+
+    out = {}
+    for dtype in (np.float32, np.float64):
+        rng = np.random.default_rng(0)
+        q = rng.standard_normal((rows, E)).astype(dtype) / 8
+        key_t = np.ascontiguousarray(rng.standard_normal((n, E)).astype(dtype).T)
+        value_1 = np.ones((n, E + 1), dtype)
+        s = q @ key_t
+        buffer = np.empty_like(s)
+        passes = {
+            "Q K^T (GEMM)": lambda: np.matmul(q, key_t),
+            "row max (shift pass, skipped when bounded)": lambda: s.max(axis=-1, keepdims=True),
+            "exp (in place)": lambda: np.exp(s, out=buffer),
+            "A V and row sums (GEMM)": lambda: s @ value_1,
+        }
+        with threadpool_limits(1, user_api="blas"):
+            med = time_interleaved(passes, repeats)
+        out[np.dtype(dtype).name] = {name: 1e3 * t for name, t in med.items()}
+    return out
+
+
+def format_profile(profile, n=4096, rows=512):
+    lines = [f"One fast-path task ({rows} queries x {n} keys, E = {E}), one thread, ms:"]
+    for dtype, passes in profile.items():
+        total = sum(passes.values())
+        parts = ", ".join(f"{name} {t:.2f} ({t / total:.0%})" for name, t in passes.items())
+        lines.append(f"  {dtype}: {parts}")
+    return "\n".join(lines)
+
+
 def machine():
     info = {"python": platform.python_version(), "numpy": np.__version__,
             "cpus": os.cpu_count(), "machine": platform.machine(),
@@ -174,6 +216,9 @@ def main(argv=None):
     print(f"\nMemory: peak extra allocation (tracemalloc), causal, float32, E = Ev = {E}")
     print(format_memory(memory_rows))
     result = {"machine": machine(), "repeats": repeats, "speed": speed_rows, "memory": memory_rows}
+    if not args.smoke:
+        result["profile"] = profile_passes()
+        print("\n" + format_profile(result["profile"]))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nwritten: {args.json}")

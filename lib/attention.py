@@ -332,7 +332,11 @@ def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
 # the row sums come out of the second matrix product (a column of ones appended to V), and
 # causal attention skips the keys after each block's last query.
 FAST_PATH_MIN_SCORES = 1 << 16  # below this many scores per call, threads cost more than they save
-_FAST_BLOCK_ROWS = 256
+_FAST_BLOCK_ROWS = 512  # query rows per task, at most ...
+_FAST_BLOCK_BYTES = 16 << 20  # ... and at most this many bytes of scores per task
+# Largest score bound for which exp needs no shift: e**40 ~ 2e17 (float32 overflows at
+# e**88.7) and e**-40 ~ 4e-18 is far from the subnormals; float64 overflows at e**709.
+_NO_SHIFT_BOUND = {np.float32: 40.0, np.float64: 300.0, np.longdouble: 300.0}
 _executor = None
 _blas_controller = None
 
@@ -361,19 +365,28 @@ def _fast_attention(query, key, value, attn_mask, is_causal, scale):
     L, E, S, Ev = query.shape[-2], query.shape[-1], key.shape[-2], value.shape[-1]
     dtype = query.dtype
     query = np.broadcast_to(query, batch + (L, E))  # views: nothing is copied
-    key_t = np.swapaxes(np.broadcast_to(key, batch + (S, E)), -1, -2)  # (..., E, S)
+    key_t = np.ascontiguousarray(np.swapaxes(key, -1, -2))  # (..., E, S): rows of K^T contiguous
+    key_t = np.broadcast_to(key_t, batch + (E, S))
     value_1 = np.empty(batch + (S, Ev + 1), dtype=dtype)  # (..., S, Ev + 1)
     value_1[..., :Ev] = value
     value_1[..., Ev] = 1.0  # the last column of weights @ value_1 is the row sum
     if attn_mask is not None:
         attn_mask = np.broadcast_to(attn_mask, batch + (L, S))
     output = np.empty(batch + (L, Ev), dtype=dtype)  # (..., L, Ev)
+    # Cauchy-Schwarz bounds every score: |z_ij| <= |scale| * |q_i| * max_j |k_j|. Where the
+    # bound is small, exp(z) can neither overflow nor leave the normal range, so the
+    # max-shift pass is skipped: softmax is the same with or without it (up to rounding).
+    # NaN or inf inputs give a NaN or inf bound, which keeps the shift.
+    q_norm = np.sqrt(np.einsum("...le,...le->...l", query, query))  # (..., L)
+    k_norm = np.sqrt(np.einsum("...se,...se->...s", key, key)).max(axis=-1, initial=0.0)  # (...,)
+    bound = np.broadcast_to(abs(scale) * q_norm * k_norm[..., None], batch + (L,))  # (..., L)
+    no_shift_below = _NO_SHIFT_BOUND[dtype.type]
+    shift_needed = attn_mask is not None and attn_mask.dtype != np.bool_  # a float mask
 
     def one_block(job):
         b, i0, i1 = job  # batch index, query rows [i0, i1)
         ncols = min(S, i1) if is_causal else S  # causal: later keys are masked for every row
-        kt = np.ascontiguousarray(key_t[b][:, :ncols])  # (E, ncols)
-        s = (query[b][i0:i1] * scale) @ kt  # (lq, ncols)
+        s = (query[b][i0:i1] * scale) @ key_t[b][:, :ncols]  # (lq, ncols)
         if is_causal and i0 + 1 < ncols:
             future = np.arange(i0, i1)[:, None] < np.arange(i0 + 1, ncols)  # (lq, ncols - i0 - 1)
             np.copyto(s[:, i0 + 1:], -np.inf, where=future)
@@ -381,17 +394,18 @@ def _fast_attention(query, key, value, attn_mask, is_causal, scale):
             np.copyto(s, -np.inf, where=~attn_mask[b][i0:i1])
         elif attn_mask is not None:
             s += attn_mask[b][i0:i1]
-        m = s.max(axis=-1, keepdims=True)  # (lq, 1)
-        m[m == -np.inf] = 0.0  # safe max: a row with nothing to attend keeps exp(-inf) = 0
-        s -= m
-        np.exp(s, out=s)  # (lq, ncols), in [0, 1]
+        if shift_needed or not bound[b][i0:i1].max() <= no_shift_below:
+            m = s.max(axis=-1, keepdims=True)  # (lq, 1)
+            m[m == -np.inf] = 0.0  # safe max: a row with nothing to attend keeps exp(-inf) = 0
+            s -= m
+        np.exp(s, out=s)  # (lq, ncols)
         o = s @ value_1[b][:ncols]  # (lq, Ev + 1)
         total = o[:, Ev:]  # (lq, 1): the row sums of exp
         np.divide(o[:, :Ev], total, out=output[b][i0:i1], where=total != 0)
         output[b][i0:i1][(total == 0)[:, 0]] = 0.0  # a query with no key: zeros
 
-    jobs = [(b, i0, min(i0 + _FAST_BLOCK_ROWS, L))
-            for b in np.ndindex(batch) for i0 in range(0, L, _FAST_BLOCK_ROWS)]
+    rows = max(1, min(_FAST_BLOCK_ROWS, _FAST_BLOCK_BYTES // (S * dtype.itemsize)))
+    jobs = [(b, i0, min(i0 + rows, L)) for b in np.ndindex(batch) for i0 in range(0, L, rows)]
     executor, blas = _thread_pool()
     with blas.limit(limits=1, user_api="blas"):  # one BLAS thread per worker
         for _ in executor.map(one_block, jobs):

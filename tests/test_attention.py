@@ -612,6 +612,19 @@ def test_fast_path_keeps_dtype_and_agrees(fast_everywhere, dtype):
     np.testing.assert_allclose(out, plain(q, k, v, is_causal=True), rtol=8 * eps, atol=8 * eps)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fast_path_large_logits_take_the_shift_and_agree(fast_everywhere, dtype):
+    q, k, v = random_qkv(np.random.default_rng(68), L=7, S=9)
+    q = q * 1e3  # scores in the thousands: exp without the max-shift would overflow
+    ref = plain(q, k, v, is_causal=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = scaled_dot_product_attention(q.astype(dtype), k.astype(dtype), v.astype(dtype),
+                                           is_causal=True)
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(out, ref, rtol=1e3 * eps, atol=1e3 * eps)
+
+
 def test_fast_path_propagates_nan(fast_everywhere):
     q, k, v = random_qkv(np.random.default_rng(64), L=4, S=4)
     q[2, 0] = np.nan
