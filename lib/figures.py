@@ -565,3 +565,15 @@ def plot_softmax_saturation(dims, max_weight, entropy, jac_norm, *, n_keys):
         ax.grid(True, which="major", color="0.9")
         ax.legend(frameon=False, fontsize="small")
     return fig
+
+
+# --- stable softmax notebook (05) ---------------------------------------------------
+
+
+# --- multi-head notebook (06) -------------------------------------------------------
+
+
+# --- memory-efficient notebook (07) -------------------------------------------------
+
+
+# --- real model notebook (08) -------------------------------------------------------

@@ -307,3 +307,15 @@ def test_plot_softmax_saturation_rejects_bad_number_of_keys(n_keys):
     with pytest.raises(ValueError, match="n_keys"):
         figures.plot_softmax_saturation([2], {"a": [1.0]}, {"a": [1.0]}, {"a": [1.0]},
                                         n_keys=n_keys)
+
+
+# --- stable softmax notebook (05) ---------------------------------------------------
+
+
+# --- multi-head notebook (06) -------------------------------------------------------
+
+
+# --- memory-efficient notebook (07) -------------------------------------------------
+
+
+# --- real model notebook (08) -------------------------------------------------------
