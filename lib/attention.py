@@ -255,7 +255,8 @@ def padding_mask(lengths, S):
 
 # -------------------------------------------------------- scaled dot-product attention
 def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
-    """Validate and convert the inputs; return them with the batch shape and dtypes."""
+    """Validate and convert the inputs: (query, key, value, attn_mask, scale, out_dtype),
+    with the arrays and the scale in the compute dtype (float32 for float16 input)."""
     query = _floating_input(query, "query")
     key = _floating_input(key, "key")
     value = _floating_input(value, "value")
