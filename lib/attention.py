@@ -781,7 +781,7 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     q_block = max(block_size, 256)
 
     output = np.empty(batch + (L, Ev), dtype=query.dtype)  # (..., L, Ev)
-    lse = np.empty(batch + (L,), dtype=query.dtype)  # (..., L)
+    lse = np.empty(batch + (L,), dtype=query.dtype) if return_lse else None  # (..., L)
     for i0 in range(0, L, q_block):
         rows = slice(i0, min(i0 + q_block, L))
         lq = rows.stop - rows.start
@@ -807,10 +807,12 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
             ell = alpha * ell + p.sum(axis=-1)  # (..., lq)
             acc = alpha[..., None] * acc + p @ value[..., cols, :]  # (..., lq, Ev)
             m = m_new
+            del s, p  # free this tile before the next one is allocated
         output[..., rows, :] = np.divide(acc, ell[..., None], out=np.zeros_like(acc),
                                          where=ell[..., None] != 0)  # (..., lq, Ev)
-        with np.errstate(divide="ignore"):
-            lse[..., rows] = m + np.log(ell)  # -inf where ell == 0
+        if return_lse:
+            with np.errstate(divide="ignore"):
+                lse[..., rows] = m + np.log(ell)  # -inf where ell == 0
     output = output.astype(out_dtype, copy=False)
     if return_lse:
         return output, lse.astype(np.promote_types(out_dtype, np.float32), copy=False)
