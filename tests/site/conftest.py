@@ -1,0 +1,73 @@
+"""Fixtures of the browser tests (`make test-site`): the built site, served on 127.0.0.1, and
+Debian's Chromium driven by Playwright. Each page is loaded once, in a fresh browser
+context, and everything the tests check is recorded during that visit (see site_visit.py);
+the tests then only read the records.
+
+These tests only run when asked for by path (`pytest tests/site`, as `make test-site`
+does): a plain `pytest` (`make test`) skips the folder, since it needs a built site,
+Chromium and the packages of requirements-test.txt.
+
+Environment:
+  SITE_DIR         the built site (default: _build/html of the repository)
+  SCREENSHOT_DIR   where the screenshots and report.json go (default: SITE_DIR/../screenshots)
+  CHROMIUM         the browser (default: /usr/bin/chromium; no browser is ever downloaded)
+  SITE_TEST_WORKERS  pages visited at once (default 2)
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from site_config import HERE, PAGES, REDIRECTS, VISITS, screenshot_dir, site_dir, totals
+
+
+def _asked_for(config) -> bool:
+    """True when a command-line path points into tests/site (or at one of its tests)."""
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if path == HERE or HERE in path.parents:
+            return True
+    return False
+
+
+def pytest_ignore_collect(collection_path, config):
+    if not _asked_for(config):
+        return True
+    return None
+
+
+@pytest.fixture(scope="session")
+def origin():
+    from site_server import SiteServer
+
+    with SiteServer(site_dir()) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def visits(origin):
+    """Every page visited once, before the first check: page -> Visit (see site_visit.py)."""
+    from site_visit import visit_all
+
+    executable = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    if not Path(executable).exists():
+        pytest.exit(f"{executable} is missing: `apt-get install chromium` (see .ci/run)", 2)
+    shots = screenshot_dir()
+    shots.mkdir(parents=True, exist_ok=True)
+    workers = int(os.environ.get("SITE_TEST_WORKERS", "2"))
+    pages, redirects = visit_all(executable, origin, PAGES, REDIRECTS, shots, site_dir(),
+                                 workers)
+    VISITS.update(pages)
+    report = {"totals": totals(), "pages": {p: v.summary() for p, v in sorted(VISITS.items())},
+              "redirects": {p: v.summary() for p, v in redirects.items()}}
+    (shots / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    return {**pages, **redirects}
+
+
+def pytest_terminal_summary(terminalreporter):
+    if VISITS:
+        terminalreporter.section("site totals (also in report.json beside the screenshots)")
+        for key, value in totals().items():
+            terminalreporter.write_line(f"{key:>26}: {value}")
+        terminalreporter.write_line(f"{'screenshots in':>26}: {screenshot_dir()}")

@@ -1,0 +1,244 @@
+"""Visits of the built site's pages, recording everything tests/site/ checks.
+
+Each page is loaded in a fresh browser context (an empty cache, as for a first-time
+reader) with the light colour scheme; MathJax is waited for, the page is inspected,
+axe-core checks it, a full-page screenshot is taken; then the colour scheme is switched to
+dark, and axe's colour-contrast rule and a screenshot are run again. Pages are visited two
+at a time (SITE_TEST_WORKERS), each in its own renderer process, since axe's colour
+contrast check takes most of the time.
+
+No request leaves 127.0.0.1: every request to another origin is recorded and aborted
+before it is sent. Launch buttons are links, and no link is followed.
+"""
+
+import asyncio
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from axe_playwright_python.async_playwright import Axe
+from playwright.async_api import async_playwright
+
+AXE = Axe()
+# preload: false keeps axe from fetching the stylesheets itself (it resolves their
+# @imports against the page, not the stylesheet, and asks for a /basic.css that does not
+# exist); the one rule that needs them, css-orientation-lock, then reports incomplete.
+AXE_ALL = {"resultTypes": ["violations"], "preload": False}
+AXE_CONTRAST = {"runOnly": {"type": "rule", "values": ["color-contrast"]},
+                "resultTypes": ["violations"], "preload": False}
+BLOCKING = ("serious", "critical")
+TIMEOUT_MS = 60_000
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+WAIT_FOR_MATHJAX = """async () => {
+  // MathJax is loaded with `defer`; its startup promise settles once the page is typeset.
+  for (let i = 0; i < 800 && window.MathJax && !(MathJax.startup && MathJax.startup.promise); i++)
+    await new Promise(r => setTimeout(r, 25));
+  if (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) return false;
+  await MathJax.startup.promise;
+  return true;
+}"""
+
+INSPECT = """() => {
+  const maths = [...document.querySelectorAll('span.math, div.math')];
+  return {
+    math: maths.length,
+    untypeset: maths.filter(m => !m.querySelector('mjx-container'))
+                    .map(m => m.textContent.trim().slice(0, 80)),
+    merrors: [...document.querySelectorAll('mjx-merror')].map(m => m.textContent.slice(0, 80)),
+    containers: document.querySelectorAll('mjx-container').length,
+    images: [...document.images].map(i => ({src: i.getAttribute('src') || '',
+                                            alt: (i.getAttribute('alt') || '').trim()})),
+    links: [...document.querySelectorAll('a[href]')].map(a => a.href),
+    title: document.title,
+  };
+}"""
+
+
+@dataclass
+class Visit:
+    page: str
+    url: str = ""
+    title: str = ""
+    console_errors: list = field(default_factory=list)
+    console_warnings: list = field(default_factory=list)
+    failed_requests: list = field(default_factory=list)
+    third_party_requests: list = field(default_factory=list)
+    requests: int = 0
+    transferred_bytes: int = 0      # what the browser received: headers + (gzipped) bodies
+    uncompressed_bytes: int = 0     # the same files' sizes on disk
+    mathjax_loaded: bool = False
+    math_elements: int = 0
+    mjx_containers: int = 0
+    math_untypeset: list = field(default_factory=list)
+    math_errors: list = field(default_factory=list)
+    images: int = 0
+    images_without_alt: list = field(default_factory=list)
+    links: list = field(default_factory=list)
+    axe_light: list = field(default_factory=list)    # serious and critical violations
+    axe_dark: list = field(default_factory=list)     # serious and critical, colour contrast
+    axe_minor_moderate: list = field(default_factory=list)
+    screenshots: list = field(default_factory=list)
+    seconds: float = 0.0
+    timings: dict = field(default_factory=dict)     # seconds per step, to see where time goes
+
+    def summary(self) -> dict:
+        out = asdict(self)
+        out.pop("links")
+        return out
+
+
+def _violations(results, impacts):
+    return [
+        {"id": v["id"], "impact": v["impact"], "help": v["help"], "nodes": len(v["nodes"]),
+         "targets": [n["target"] for n in v["nodes"][:3]]}
+        for v in results.response["violations"] if v["impact"] in impacts
+    ]
+
+
+def _file_size(site_root: Path, url: str) -> int:
+    path = unquote(urlsplit(url).path).lstrip("/")
+    file = site_root / path
+    if file.is_dir():
+        file = file / "index.html"
+    return file.stat().st_size if file.is_file() else 0
+
+
+async def _new_tab(browser, origin, v: Visit):
+    """A fresh context and tab that record console messages and requests into `v`."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 900},
+                                        color_scheme="light", service_workers="block")
+
+    async def only_our_origin(route):
+        url = route.request.url
+        if url.startswith(origin + "/") or url == origin:
+            await route.continue_()
+        else:
+            v.third_party_requests.append(url)
+            await route.abort("blockedbyclient")
+
+    await context.route("**/*", only_our_origin)
+    tab = await context.new_page()
+    finished = []
+
+    def on_console(msg):
+        if msg.type == "error":
+            v.console_errors.append(f"{msg.text} ({msg.location.get('url', '')})")
+        elif msg.type == "warning":
+            v.console_warnings.append(msg.text)
+
+    def on_failed(request):
+        if request.url not in v.third_party_requests:
+            v.failed_requests.append(f"{request.url}: {request.failure}")
+
+    def on_response(response):
+        if response.status >= 400:
+            v.failed_requests.append(f"{response.url}: HTTP {response.status}")
+
+    tab.on("console", on_console)
+    tab.on("pageerror", lambda err: v.console_errors.append(f"uncaught: {err}"))
+    tab.on("requestfinished", lambda request: finished.append(request))
+    tab.on("requestfailed", on_failed)
+    tab.on("response", on_response)
+    return context, tab, finished
+
+
+async def visit_page(browser, origin: str, page: str, shots: Path, site_root: Path) -> Visit:
+    v = Visit(page=page)
+    start = last = time.monotonic()
+
+    def lap(step):
+        nonlocal last
+        now = time.monotonic()
+        v.timings[step] = round(now - last, 2)
+        last = now
+
+    context, tab, finished = await _new_tab(browser, origin, v)
+    try:
+        await tab.goto(f"{origin}/{page}", wait_until="load", timeout=TIMEOUT_MS)
+        v.mathjax_loaded = await tab.evaluate(WAIT_FOR_MATHJAX)
+        await tab.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
+        lap("load_and_typeset")
+        v.url = tab.url
+        found = await tab.evaluate(INSPECT)
+        v.title = found["title"]
+        v.math_elements = found["math"]
+        v.mjx_containers = found["containers"]
+        v.math_untypeset = found["untypeset"]
+        v.math_errors = found["merrors"]
+        v.images = len(found["images"])
+        v.images_without_alt = [i["src"] for i in found["images"] if not i["alt"]]
+        v.links = found["links"]
+
+        light = await AXE.run(tab, options=AXE_ALL)
+        v.axe_light = _violations(light, BLOCKING)
+        v.axe_minor_moderate = _violations(light, ("minor", "moderate"))
+        lap("axe_light")
+        name = re.sub(r"\.html$", "", page).replace("/", "__")
+        await tab.screenshot(path=shots / f"{name}.png", full_page=True)
+        v.screenshots.append(f"{name}.png")
+        lap("screenshot_light")
+
+        # The theme follows the system's colour scheme ("auto"); its colours fade over a
+        # short CSS transition, which would have axe measure colours halfway there.
+        await tab.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
+        await tab.emulate_media(color_scheme="dark")
+        await tab.wait_for_function("document.documentElement.dataset.theme === 'dark'",
+                                    timeout=TIMEOUT_MS)
+        dark = await AXE.run(tab, options=AXE_CONTRAST)
+        v.axe_dark = _violations(dark, BLOCKING)
+        lap("axe_dark")
+        await tab.screenshot(path=shots / f"{name}.dark.png")
+        v.screenshots.append(f"{name}.dark.png")
+        await tab.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
+
+        v.requests = len(finished)
+        for request in finished:
+            sizes = await request.sizes()
+            v.transferred_bytes += sizes["responseBodySize"] + sizes["responseHeadersSize"]
+            v.uncompressed_bytes += _file_size(site_root, request.url)
+        lap("screenshot_dark_and_sizes")
+    finally:
+        await context.close()
+    v.seconds = round(time.monotonic() - start, 2)
+    return v
+
+
+async def follow_redirect(browser, origin: str, page: str) -> Visit:
+    """Load a redirect page (index.html) and record where it lands and what went wrong."""
+    v = Visit(page=page)
+    context, tab, _ = await _new_tab(browser, origin, v)
+    try:
+        await tab.goto(f"{origin}/{page}", timeout=TIMEOUT_MS)
+        await tab.wait_for_url("**/chapters/*.html", timeout=TIMEOUT_MS)
+        await tab.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
+        v.url = tab.url
+    finally:
+        await context.close()
+    return v
+
+
+async def _visit_all(executable, origin, pages, redirects, shots, site_root, workers):
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=executable, headless=True,
+                                          args=CHROMIUM_ARGS)
+        slots = asyncio.Semaphore(workers)
+
+        async def one(page):
+            async with slots:
+                return await visit_page(browser, origin, page, shots, site_root)
+
+        visits = await asyncio.gather(*(one(page) for page in pages))
+        redirected = [await follow_redirect(browser, origin, page) for page in redirects]
+        await browser.close()
+    return dict(zip(pages, visits)), dict(zip(redirects, redirected))
+
+
+def visit_all(executable, origin, pages, redirects, shots, site_root, workers=2):
+    """Visit every page (and follow every redirect page); return two dicts page -> Visit."""
+    return asyncio.run(_visit_all(executable, origin, pages, redirects, shots, site_root,
+                                  workers))

@@ -1,0 +1,79 @@
+"""Checks, without a browser, that the pages for people cannot drift from the notebooks
+and that Binder is set up the way the launch buttons and the troubleshooting page say."""
+
+import re
+
+import pytest
+import yaml
+from site_config import ROOT
+
+GUIDE = ROOT / "chapters" / "instructor_guide.md"
+
+
+def toc_notebooks():
+    toc = (ROOT / "_toc.yml").read_text()
+    return [ROOT / f"{name}.md" for name in re.findall(r"^\s*- file: (notebooks/\S+)", toc, re.M)]
+
+
+def exercise_labels(notebook):
+    text = notebook.read_text()
+    return re.findall(r"[`:]{3,}\{exercise\}[^\n]*\n:label: (\S+)", text)
+
+
+def chapter_items():
+    """The guide's numbered list: chapter label -> the text of its item."""
+    text = GUIDE.read_text()
+    items = re.split(r"^\d+\. (?=\{ref\}`ch-)", text, flags=re.M)[1:]
+    return {re.match(r"\{ref\}`(ch-[\w-]+)`", item)[1]: item for item in items}
+
+
+def chapter_page(label):
+    for page in (ROOT / "chapters").glob("*.md"):
+        if page.read_text().startswith(f"({label})="):
+            return page
+    raise AssertionError(f"no chapter page has the label {label}")
+
+
+@pytest.mark.parametrize("notebook", toc_notebooks(), ids=lambda p: p.stem)
+def test_instructor_guide_lists_every_exercise(notebook):
+    guide = GUIDE.read_text()
+    labels = exercise_labels(notebook)
+    assert labels, f"{notebook.name} has no exercises"
+    missing = [label for label in labels if f"{{numref}}`{label}`" not in guide]
+    assert not missing, f"chapters/instructor_guide.md does not list {missing}"
+
+
+def test_instructor_guide_has_every_chapter_of_the_table_of_contents():
+    toc = (ROOT / "_toc.yml").read_text()
+    chapters = re.findall(r"^\s*- file: chapters/(\S+)\n\s+sections:", toc, re.M)
+    listed = {chapter_page(label).stem for label in chapter_items()}
+    assert set(chapters) <= listed, f"not in the guide: {set(chapters) - listed}"
+
+
+@pytest.mark.parametrize("label", list(chapter_items()))
+def test_instructor_guide_times_are_the_chapter_pages_times(label):
+    item = chapter_items()[label]
+    page = chapter_page(label).read_text()
+    guide_time = re.search(r"\*Time:\* about (\d+) minutes", item)
+    page_time = re.search(r"\*\*Time:\*\* about (\d+) minutes", page)
+    assert guide_time and page_time, label
+    assert guide_time[1] == page_time[1], f"{label}: guide {guide_time[1]}, page {page_time[1]}"
+
+
+def test_binder_installs_the_repository_and_opens_md_as_notebooks():
+    # repo2docker reads only binder/ (or .binder/) when it exists: the root files must rule.
+    assert not (ROOT / "binder").exists() and not (ROOT / ".binder").exists()
+    assert re.fullmatch(r"python-3\.1[1-9]\n?", (ROOT / "runtime.txt").read_text())
+    requirements = (ROOT / "requirements.txt").read_text().splitlines()
+    assert "-e ." in requirements, "Binder must install the repository (import lib)"
+    post_build = (ROOT / "postBuild").read_text()
+    assert "jupytext-config set-default-viewer markdown myst" in post_build
+    assert (ROOT / "postBuild").stat().st_mode & 0o111, "postBuild must be executable"
+
+
+def test_config_points_the_launch_buttons_at_the_repository():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["repository"]["url"].startswith("https://github.com/")
+    assert config["launch_buttons"]["binderhub_url"] == "https://mybinder.org"
+    assert config["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+    assert config["launch_buttons"]["thebe"] is False

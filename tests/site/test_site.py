@@ -1,0 +1,142 @@
+"""The built site in a real browser (issue 5): for every page, no console error, no failed
+request, no request to another host, math typeset wherever there is math, alt text on
+every image, no serious or critical axe-core violation (light and dark), at most 2 MB
+transferred; launch and download buttons on every notebook page; a screenshot of each.
+
+Run with `make test-site`; see conftest.py for SITE_DIR and the other settings.
+"""
+
+from pathlib import Path
+
+import pytest
+import yaml
+from site_config import MB, PAGES, REDIRECTS, ROOT, VISITS, site_dir, totals
+
+NOTEBOOK_PAGES = [p for p in PAGES if p.startswith("notebooks/")]
+REPOSITORY = "attention-as-linear-algebra/attention-as-linear-algebra"
+BRANCH = "main"
+
+
+def toc_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    found = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries:
+            if "file" in entry:
+                found.append(entry["file"])
+            walk(entry.get("sections", []))
+
+    for part in toc.get("parts", []):
+        walk(part["chapters"])
+    return found
+
+
+def show(items):
+    return "\n  ".join(str(i) for i in items)
+
+
+def test_every_table_of_contents_entry_is_a_built_page():
+    missing = [f for f in toc_files() if f"{f}.html" not in PAGES]
+    assert not missing, f"in _toc.yml but not built: {missing}"
+
+
+def test_the_reference_pages_are_in_the_table_of_contents():
+    for page in ("chapters/notation", "chapters/instructor_guide", "chapters/status",
+                 "chapters/troubleshooting", "chapters/licence", "chapters/bibliography"):
+        assert page in toc_files(), f"{page} is not in _toc.yml"
+
+
+def test_there_are_notebook_pages():
+    assert len(NOTEBOOK_PAGES) >= 4, NOTEBOOK_PAGES
+
+
+def test_site_was_built():
+    assert (site_dir() / "index.html").exists(), f"no built site at {site_dir()}"
+    assert PAGES, "no pages"
+
+
+@pytest.mark.parametrize("page", REDIRECTS)
+def test_redirect_lands_on_the_preface_without_errors(visits, page):
+    v = visits[page]
+    assert v.url.endswith("/chapters/preface.html"), v.url
+    assert not v.console_errors, v.console_errors
+    assert not v.failed_requests, v.failed_requests
+    assert not v.third_party_requests, v.third_party_requests
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_console_errors(visits, page):
+    v = visits[page]
+    assert not v.console_errors, f"{page}:\n  {show(v.console_errors)}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_failed_requests(visits, page):
+    v = visits[page]
+    assert not v.failed_requests, f"{page}:\n  {show(v.failed_requests)}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_request_to_another_host(visits, page):
+    v = visits[page]
+    assert not v.third_party_requests, f"{page}:\n  {show(v.third_party_requests)}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_math_is_typeset(visits, page):
+    v = visits[page]
+    if v.math_elements:
+        assert v.mathjax_loaded, f"{page} has {v.math_elements} math elements and no MathJax"
+    assert not v.math_untypeset, f"{page}: raw TeX left:\n  {show(v.math_untypeset)}"
+    assert not v.math_errors, f"{page}: TeX errors:\n  {show(v.math_errors)}"
+    assert v.mjx_containers >= v.math_elements
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_image_has_alt_text(visits, page):
+    v = visits[page]
+    assert not v.images_without_alt, f"{page}: images without alt text:\n  {show(v.images_without_alt)}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_serious_or_critical_accessibility_violations(visits, page):
+    v = visits[page]
+    assert not v.axe_light, f"{page} (light):\n  {show(v.axe_light)}"
+    assert not v.axe_dark, f"{page} (dark):\n  {show(v.axe_dark)}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_weighs_at_most_2_MB(visits, page):
+    v = visits[page]
+    assert v.requests > 0
+    assert v.transferred_bytes <= 2 * MB, (
+        f"{page}: {v.transferred_bytes / MB:.2f} MB transferred in {v.requests} requests")
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+def test_notebook_page_has_launch_and_download_buttons(visits, page):
+    v = visits[page]
+    ipynb = page.replace(".html", ".ipynb")
+    binder = (f"https://mybinder.org/v2/gh/{REPOSITORY}/{BRANCH}"
+              f"?urlpath=lab/tree/{ipynb}")
+    colab = f"https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/{ipynb}"
+    assert binder in v.links, f"{page}: no Binder link to {ipynb}"
+    assert colab in v.links, f"{page}: no Colab link to {ipynb}"
+    assert (ROOT / ipynb).exists(), f"the launch buttons open {ipynb}, which does not exist"
+    for suffix in (".ipynb", ".md"):
+        download = page.replace(".html", suffix)
+        assert any(link.endswith(f"/_sources/{download}") for link in v.links), (
+            f"{page}: no download link for {download}")
+        assert (site_dir() / "_sources" / download).is_file()
+
+
+def test_totals_are_zero(visits):
+    """The whole site at once: the counts printed at the end of the run."""
+    t = totals()
+    for key in ("console_errors", "failed_requests", "third_party_requests",
+                "math_untypeset", "images_without_alt", "axe_serious_or_critical",
+                "pages_over_2_MB"):
+        assert t[key] == 0, f"{key}: {t[key]}"
+    assert t["pages"] == len(PAGES)
+    assert t["screenshots"] == 2 * len(PAGES)

@@ -1,0 +1,86 @@
+"""A Sphinx extension, loaded by `_config.yml` (`sphinx.local_extensions`), that fixes
+four things the stock Jupyter Book 1 site gets wrong. It edits no generated file: each fix
+changes what Sphinx writes, and tests/site/ checks the result in a browser.
+
+1. No third-party scripts. Jupyter Book 1 always loads `sphinx_thebe`, even when no page
+   has a "Live Code" button (`launch_buttons.thebe: false`, as here). sphinx-thebe 0.3.1
+   puts `const THEBE_JS_URL = "https://unpkg.com/..."` on every page, twice (it registers
+   the script after the HTML builder has started, so the builder and the registry each hold
+   a copy): every page logs "Identifier 'THEBE_JS_URL' has already been declared", and a
+   thebe button would load code from unpkg and Binder into the page. Its event handlers are
+   disconnected and its stylesheet dropped, so none of it reaches the pages. (MathJax, the
+   other third-party script, is served from `_static/mathjax/` by the pinned
+   `sphinx-mathjax-offline` extension.)
+2. Named disclosure buttons in the sidebar. pydata-sphinx-theme 0.17 puts an empty
+   `<summary>` (a chevron icon) before each chapter's sections; a screen reader announces
+   it as an unnamed button (axe: summary-name, serious). Each gets an `aria-label` naming
+   its chapter.
+3. MathJax on every page. Sphinx loads MathJax only on pages whose own text has math,
+   but the sidebar on every page shows chapter titles with math (`$Xw$`), which stayed
+   raw TeX on the others. The script is the same file on every page, so a browser
+   fetches it once.
+4. A valid bibliography list. docutils writes the bibliography as `role="list"` holding
+   `role="doc-biblioentry"` items, a role ARIA 1.3 deprecates, so assistive technology sees
+   a list with no items (axe: aria-required-children, critical). The items get
+   `role="listitem"`.
+"""
+
+import html
+import re
+
+from sphinx.application import Sphinx
+
+THEBE_MODULE = "sphinx_thebe"
+
+# A sidebar entry with sections, as pydata-sphinx-theme writes it:
+#   <li class="toctree-l1 has-children"><a ... href="...">Title</a><details><summary>
+SIDEBAR_SUMMARY = re.compile(
+    r'(<li class="[^"]*has-children[^"]*"><a [^>]*>(?P<title>.*?)</a><details[^>]*>)<summary>',
+    re.S,
+)
+TAG = re.compile(r"<[^>]+>")
+
+
+def disable_thebe(app: Sphinx, config) -> None:
+    """Disconnect every sphinx-thebe event handler and drop its stylesheet."""
+    for listeners in list(app.events.listeners.values()):
+        for listener in list(listeners):
+            module = getattr(listener.handler, "__module__", "") or ""
+            if module.split(".")[0] == THEBE_MODULE:
+                app.disconnect(listener.id)
+    app.registry.css_files = [
+        (name, attrs) for name, attrs in app.registry.css_files if name != "sphinx-thebe.css"
+    ]
+
+
+def label_summaries(toctree_html: str) -> str:
+    """Give each sidebar `<summary>` an aria-label naming the chapter it expands."""
+
+    def add_label(match):
+        title = " ".join(html.unescape(TAG.sub("", match["title"])).split())
+        label = html.escape(f"Sections of {title}", quote=True)
+        return f'{match[1]}<summary aria-label="{label}">'
+
+    return SIDEBAR_SUMMARY.sub(add_label, toctree_html)
+
+
+def fix_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    generate = context.get("generate_toctree_html")
+    if generate is not None and not getattr(generate, "labels_summaries", False):
+
+        def generate_labelled(*args, **kwargs):
+            return label_summaries(str(generate(*args, **kwargs)))
+
+        generate_labelled.labels_summaries = True
+        context["generate_toctree_html"] = generate_labelled
+    if "body" in context:
+        context["body"] = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
+
+
+def setup(app: Sphinx):
+    # By config-inited every extension's setup() has run, sphinx-thebe's included.
+    app.connect("config-inited", disable_thebe)
+    app.set_html_assets_policy("always")
+    # After pydata-sphinx-theme has put generate_toctree_html in the context (priority 500).
+    app.connect("html-page-context", fix_page, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
