@@ -568,12 +568,353 @@ def plot_softmax_saturation(dims, max_weight, entropy, jac_norm, *, n_keys):
 
 
 # --- stable softmax notebook (05) ---------------------------------------------------
+__all__.append("plot_softmax_error")
+
+
+def plot_softmax_error(scales, errors, *, eps, overflow=None, overflow_label=None):
+    """Draw the largest relative error of softmax computations against the logit scale.
+
+    Both axes are logarithmic. Each entry of ``errors`` is drawn as a line with
+    markers; a NaN entry (a computation that failed at that scale, for example one
+    whose weights were NaN) is left out, so the line stops there. A grey dashed line
+    draws ``eps * scales``, the size of the rounding error of the largest logit, for
+    comparison. If ``overflow`` is given, the scales from it onwards are shaded and
+    a vertical dotted line marks it (for example the logit above which ``exp``
+    overflows).
+
+    Parameters
+    ----------
+    scales : array_like, shape (n,)
+        The logit scales at which the errors were measured (positive): the largest
+        logit ``s`` of the rows measured at that scale.
+    errors : mapping of str to array_like, shape (n,)
+        Legend label -> largest relative error of a weight measured at each scale
+        (NaN where the computation failed). At least one entry.
+    eps : float
+        Machine epsilon of the precision being measured (positive), for the
+        reference line.
+    overflow : float, optional
+        Scale from which a computation overflows; the region ``x >= overflow`` is
+        shaded.
+    overflow_label : str, optional
+        Legend entry of the shaded region; default ``"overflow"``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes. Its lines are the curves in the order of ``errors``, then the
+        reference line, then (when ``overflow`` is given) the vertical line, and
+        its only patch is the shaded region.
+
+    Raises
+    ------
+    ValueError
+        If ``scales`` is not a nonempty 1-D array of positive numbers, ``errors`` is
+        empty, a curve does not have one value per scale, ``eps`` is not positive,
+        or ``overflow`` is not positive.
+
+    Examples
+    --------
+    >>> fig = plot_softmax_error([1.0, 10.0, 100.0],
+    ...                          {"stable": [2e-7, 2e-6, 2e-5], "naive": [2e-7, 2e-6, np.nan]},
+    ...                          eps=1.2e-7, overflow=88.7)
+    >>> ax = fig.axes[0]
+    >>> ax.get_xscale(), ax.get_yscale(), len(ax.lines), len(ax.patches)
+    ('log', 'log', 4, 1)
+    >>> plt.close(fig)
+    """
+    scales = np.asarray(scales, dtype=float)
+    if scales.ndim != 1 or scales.size == 0 or not np.all(scales > 0):
+        raise ValueError(f"scales must be a nonempty 1-D array of positive numbers, "
+                         f"got {scales!r}")
+    if not errors:
+        raise ValueError("errors must hold at least one curve")
+    if not (np.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps must be a positive number, got {eps!r}")
+    if overflow is not None and not (np.isfinite(overflow) and overflow > 0):
+        raise ValueError(f"overflow must be a positive number, got {overflow!r}")
+    curves = {}
+    for label, values in errors.items():
+        values = np.asarray(values, dtype=float)
+        if values.shape != scales.shape:
+            raise ValueError(f"the curve {label!r} must have shape {scales.shape}, one "
+                             f"value per scale, got shape {values.shape}")
+        curves[label] = values
+
+    fig, ax = new_figure(width=6.0, height=4.0)
+    styles = [("o-", "C0"), ("s--", "C3"), ("^-", "C2"), ("D-", "C1")]
+    for i, (label, values) in enumerate(curves.items()):
+        marker, color = styles[i % len(styles)]
+        ax.plot(scales, values, marker, color=color, markersize=4, label=label)
+    ax.plot(scales, eps * scales, "--", color="0.6", linewidth=2, zorder=0,
+            label=r"$\varepsilon \cdot s$")
+    if overflow is not None:
+        ax.axvspan(overflow, scales.max() * 1.5, color="0.92", zorder=-1,
+                   label=overflow_label or "overflow")
+        ax.axvline(overflow, linestyle=":", color="0.4", zorder=0)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(scales.min() / 1.5, scales.max() * 1.5)
+    ax.set_xlabel("largest logit of the row, $s$")
+    ax.set_ylabel("largest relative error of a weight")
+    ax.grid(True, which="major", color="0.9")
+    ax.legend(loc="upper left", frameon=False)
+    return fig
 
 
 # --- multi-head notebook (06) -------------------------------------------------------
+__all__.append("plot_head_weights")
+
+
+def plot_head_weights(weights, query_labels=None, key_labels=None, *, titles=None,
+                         fmt=".2f", panel_size=3.0):
+    """Draw the attention weights of H heads as H heatmaps side by side.
+
+    Multi-head attention computes one L x S weight matrix per head, from the same
+    queries and keys but with each head's own projections. Each matrix is drawn with
+    :func:`plot_attention_heatmap` in its own panel, all on the same [0, 1] colour
+    scale, with one colour bar beside the last panel, so the heads can be compared.
+
+    Parameters
+    ----------
+    weights : array_like, shape (H, L, S)
+        Attention weights of each head, as returned by
+        ``multi_head_attention(..., return_weights=True)`` for one sequence.
+    query_labels, key_labels : sequence of str, optional
+        Tick labels of the rows (length L) and columns (length S); defaults as in
+        :func:`plot_attention_heatmap`.
+    titles : sequence of str, length H, optional
+        Titles of the panels; default ``head 0``, ..., ``head H-1`` (from 0, as the
+        index of ``weights``).
+    fmt : str, default ".2f"
+        Format specification of the numbers written in the cells.
+    panel_size : float, default 3.0
+        Width and height of each panel, in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row of H axes and one colour bar.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is not three-dimensional, or ``titles`` does not have one
+        title per head (label lists are checked by :func:`plot_attention_heatmap`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> weights = np.array([[[1.0, 0.0], [0.5, 0.5]], [[0.25, 0.75], [0.0, 1.0]]])
+    >>> fig = plot_head_weights(weights)              # H = 2 heads, L = S = 2
+    >>> [ax.get_title() for ax in fig.axes[:2]]
+    ['head 0', 'head 1']
+    >>> [t.get_text() for t in fig.axes[1].texts]
+    ['0.25', '0.75', '0', '1.00']
+    >>> plt.close(fig)
+    """
+    weights = np.asarray(weights, dtype=float)
+    if weights.ndim != 3:
+        raise ValueError(f"weights must have shape (H, L, S), got shape {weights.shape}")
+    H = weights.shape[0]
+    titles = [f"head {h}" for h in range(H)] if titles is None else list(titles)
+    if len(titles) != H:
+        raise ValueError(f"need {H} titles, one per head, got {len(titles)}")
+
+    fig, axes = new_figure(H, width=panel_size, height=panel_size)
+    for h, ax in enumerate(np.atleast_1d(axes)):
+        plot_attention_heatmap(weights[h], query_labels, key_labels, ax=ax, title=titles[h],
+                               fmt=fmt, colorbar=h == H - 1)
+    return fig
 
 
 # --- memory-efficient notebook (07) -------------------------------------------------
+__all__.append("plot_cost_against_length")
+
+
+def _positive_curve(lengths, values, name):
+    """Return ``lengths`` and ``values`` as equal-length 1-D arrays of positive floats."""
+    lengths = np.asarray(lengths, dtype=float)
+    values = np.asarray(values, dtype=float)
+    if lengths.ndim != 1 or lengths.size == 0 or values.shape != lengths.shape:
+        raise ValueError(f"{name} must be two nonempty 1-D arrays of the same length, "
+                         f"got shapes {lengths.shape} and {values.shape}")
+    if np.any(~(lengths > 0)) or np.any(~(values > 0)):
+        raise ValueError(f"{name} must hold positive numbers only (the axes are "
+                         f"logarithmic), got lengths {lengths} and values {values}")
+    return lengths, values
+
+
+def plot_cost_against_length(curves, *, ylabel, reference=None, reference_label=None,
+                             title=None, ax=None):
+    """Draw a cost (memory, time) of several computations against the sequence length n.
+
+    Both axes are logarithmic with base 2, so a cost proportional to :math:`n^p` is a
+    straight line of slope ``p``: a quadratic cost climbs two grid lines for every one
+    to the right, a constant cost is flat. Each curve is drawn with markers, in the
+    order of the mapping; an optional reference (for example the size of one
+    :math:`n \\times n` matrix) is drawn underneath as a grey dashed line.
+
+    Parameters
+    ----------
+    curves : mapping of str to (array_like, array_like)
+        Legend label -> ``(lengths, values)``, two 1-D arrays of the same length
+        holding positive numbers. Curves may be measured at different lengths (for
+        example a computation too expensive to run at the largest n).
+    ylabel : str
+        Label of the y axis, with its unit.
+    reference : (array_like, array_like), optional
+        ``(lengths, values)`` of the reference line, positive numbers.
+    reference_label : str, optional
+        Legend entry of the reference line.
+    title : str, optional
+        Title of the axes.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into. By default a new figure with an opaque white background is
+        made with :func:`new_figure`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure holding the axes (``ax.figure`` when ``ax`` is given). The axes'
+        lines are the curves in the order of the mapping, then the reference.
+
+    Raises
+    ------
+    ValueError
+        If ``curves`` is empty, or a curve or the reference is not two nonempty 1-D
+        arrays of the same length holding positive numbers.
+
+    Examples
+    --------
+    >>> n = np.array([256, 512, 1024])
+    >>> fig = plot_cost_against_length({"plain": (n, 3 * n**2), "blocked": (n, [5, 9, 9])},
+    ...                                ylabel="bytes", reference=(n, n**2),
+    ...                                reference_label="$n^2$")
+    >>> ax = fig.axes[0]
+    >>> [line.get_label() for line in ax.lines]
+    ['plain', 'blocked', '$n^2$']
+    >>> ax.get_xscale(), ax.get_yscale()
+    ('log', 'log')
+    >>> plt.close(fig)
+    """
+    if not curves:
+        raise ValueError("curves must hold at least one (lengths, values) pair")
+    checked = {label: _positive_curve(*pair, f"the curve {label!r}")
+               for label, pair in curves.items()}
+    if reference is not None:
+        reference = _positive_curve(*reference, "reference")
+
+    if ax is None:
+        fig, ax = new_figure(width=6.0, height=4.0)
+    else:
+        fig = ax.figure
+    markers = ["o-", "s-", "^-", "D-", "v-"]
+    for i, (label, (lengths, values)) in enumerate(checked.items()):
+        ax.plot(lengths, values, markers[i % len(markers)], color=f"C{(3, 0, 2, 1, 4)[i % 5]}",
+                label=label, zorder=2)
+    if reference is not None:
+        ax.plot(*reference, "--", color="0.6", linewidth=2, zorder=1,
+                label=reference_label if reference_label is not None else "reference")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("sequence length $n$ ($L = S = n$)")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", color="0.9")
+    ax.legend(loc="upper left", frameon=False, fontsize="small")
+    if title is not None:
+        ax.set_title(title)
+    return fig
+
 
 
 # --- real model notebook (08) -------------------------------------------------------
+__all__.append("plot_attention_heads")
+
+
+def plot_attention_heads(weights, tokens, *, heads=None, titles=None, ncols=4,
+                         panel_size=2.6, key_tokens=None):
+    """Draw the attention weights of several heads as a grid of heatmaps with token labels.
+
+    One panel per head: rows are queries and columns are keys, labelled with the
+    tokens, on one colour scale fixed to [0, 1] with one shared colour bar. Unlike
+    :func:`plot_attention_heatmap` the cells carry no numbers, so that a dozen heads of
+    a real sentence fit on one figure.
+
+    Parameters
+    ----------
+    weights : array_like, shape (H, L, S)
+        Attention weights of H heads for one sequence.
+    tokens : sequence of str, length L
+        Labels of the queries (and of the keys when ``key_tokens`` is not given).
+    heads : sequence of int, optional
+        Which heads to draw, in this order; default all H.
+    titles : sequence of str, optional
+        One title per drawn panel; default ``"head h"``.
+    ncols : int, default 4
+        Panels per row; the number of rows follows.
+    panel_size : float, default 2.6
+        Width and height of each panel, in inches.
+    key_tokens : sequence of str, length S, optional
+        Labels of the keys; default ``tokens``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The grid's axes in row order (the drawn panels first, then any unused ones,
+        hidden), and last a colour bar labelled "attention weight".
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is not three-dimensional, a label list or ``titles`` has the
+        wrong length, a head index is out of range, or ``ncols`` is not positive.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = np.full((3, 2, 2), 0.5)
+    >>> fig = plot_attention_heads(w, ["a", "b"], heads=[2, 0], ncols=2)
+    >>> [ax.get_title() for ax in fig.axes[:2]]
+    ['head 2', 'head 0']
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['a', 'b']
+    >>> plt.close(fig)
+    """
+    weights = np.asarray(weights, dtype=float)
+    if weights.ndim != 3:
+        raise ValueError(f"weights must have shape (H, L, S), got shape {weights.shape}")
+    H, L, S = weights.shape
+    tokens = list(tokens)
+    key_tokens = tokens if key_tokens is None else list(key_tokens)
+    if len(tokens) != L:
+        raise ValueError(f"need {L} tokens for weights of shape {weights.shape}, got {len(tokens)}")
+    if len(key_tokens) != S:
+        raise ValueError(f"need {S} key tokens for weights of shape {weights.shape}, "
+                         f"got {len(key_tokens)}")
+    heads = list(range(H)) if heads is None else [int(h) for h in heads]
+    if not heads or any(not 0 <= h < H for h in heads):
+        raise ValueError(f"heads must be a nonempty list of indices in [0, {H - 1}], got {heads}")
+    titles = [f"head {h}" for h in heads] if titles is None else list(titles)
+    if len(titles) != len(heads):
+        raise ValueError(f"need {len(heads)} titles, one per head, got {len(titles)}")
+    if isinstance(ncols, (bool, np.bool_)) or not isinstance(ncols, (int, np.integer)) or ncols < 1:
+        raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
+
+    ncols = min(ncols, len(heads))
+    nrows = -(-len(heads) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size * ncols + 1.0, panel_size * nrows),
+                             facecolor=BACKGROUND, layout="constrained", squeeze=False)
+    fontsize = 7 if max(L, S) > 10 else 8
+    for ax in axes.flat[len(heads):]:
+        ax.set_visible(False)
+    for ax, h, title in zip(axes.flat, heads, titles):
+        ax.set_facecolor(BACKGROUND)
+        image = ax.imshow(weights[h], cmap="Blues", vmin=0.0, vmax=1.0, aspect="equal")
+        ax.set_xticks(range(S), key_tokens, rotation=90, fontsize=fontsize)
+        ax.set_yticks(range(L), tokens, fontsize=fontsize)
+        ax.xaxis.tick_top()
+        ax.tick_params(length=0)
+        ax.set_title(title, fontsize=10)
+    fig.colorbar(image, ax=axes[:, -1].tolist(), label="attention weight", shrink=0.8)
+    return fig

@@ -14,6 +14,17 @@ def _close_figures():
     plt.close("all")
 
 
+def test_no_helper_is_defined_twice():
+    # The sections of lib/figures.py are written by different chapters; a second function
+    # with the same name would silently replace the first.
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(figures.__file__).read_text())
+    names = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+    assert sorted(names) == sorted(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
+
+
 def test_new_figure_has_opaque_white_background():
     fig, axes = figures.new_figure(2)
     assert fig.get_facecolor() == (1.0, 1.0, 1.0, 1.0)
@@ -310,12 +321,259 @@ def test_plot_softmax_saturation_rejects_bad_number_of_keys(n_keys):
 
 
 # --- stable softmax notebook (05) ---------------------------------------------------
+def _error_figure(**kw):
+    return figures.plot_softmax_error([1.0, 10.0, 100.0],
+                                      {"kernel": [2e-7, 2e-6, 2e-5],
+                                       "naive": [3e-7, 1e-6, np.nan]},
+                                      eps=1e-7, **kw)
+
+
+def test_plot_softmax_error_returns_figure_with_opaque_background():
+    fig = _error_figure()
+    assert isinstance(fig, plt.Figure)
+    assert fig.get_facecolor() == (1.0, 1.0, 1.0, 1.0)
+    assert fig.axes[0].get_facecolor() == (1.0, 1.0, 1.0, 1.0)
+
+
+def test_plot_softmax_error_draws_curves_in_mapping_order_on_log_axes():
+    ax = _error_figure().axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    np.testing.assert_array_equal(ax.lines[0].get_xdata(), [1.0, 10.0, 100.0])
+    np.testing.assert_array_equal(ax.lines[0].get_ydata(), [2e-7, 2e-6, 2e-5])
+    np.testing.assert_array_equal(ax.lines[1].get_ydata(), [3e-7, 1e-6, np.nan])
+    assert ax.lines[0].get_color() != ax.lines[1].get_color()
+    assert ax.get_xlabel() and ax.get_ylabel()
+
+
+def test_plot_softmax_error_draws_eps_times_scale_as_reference():
+    ax = _error_figure().axes[0]
+    np.testing.assert_allclose(ax.lines[2].get_ydata(), [1e-7, 1e-6, 1e-5])
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["kernel", "naive", r"$\varepsilon \cdot s$"]
+
+
+def test_plot_softmax_error_shades_from_overflow_onwards():
+    ax = _error_figure(overflow=50.0, overflow_label="naive is NaN").axes[0]
+    assert len(ax.patches) == 1 and len(ax.lines) == 4
+    np.testing.assert_array_equal(ax.lines[3].get_xdata(), [50.0, 50.0])
+    x0, x1 = ax.patches[0].get_x(), ax.patches[0].get_x() + ax.patches[0].get_width()
+    assert x0 == 50.0 and x1 >= 100.0
+    assert [t.get_text() for t in ax.get_legend().get_texts()][-1] == "naive is NaN"
+
+
+def test_plot_softmax_error_without_overflow_shades_nothing():
+    ax = _error_figure().axes[0]
+    assert len(ax.patches) == 0 and len(ax.lines) == 3
+
+
+def test_plot_softmax_error_rejects_a_curve_of_the_wrong_length():
+    with pytest.raises(ValueError, match=r"'a' must have shape \(2,\)"):
+        figures.plot_softmax_error([1.0, 2.0], {"a": [1.0]}, eps=1e-7)
+
+
+@pytest.mark.parametrize("scales", [[], [0.0, 1.0], [[1.0, 2.0]]])
+def test_plot_softmax_error_rejects_bad_scales(scales):
+    with pytest.raises(ValueError, match="scales must be"):
+        figures.plot_softmax_error(scales, {"a": [1.0, 1.0]}, eps=1e-7)
+
+
+def test_plot_softmax_error_rejects_no_curves_and_bad_eps_or_overflow():
+    with pytest.raises(ValueError, match="at least one curve"):
+        figures.plot_softmax_error([1.0], {}, eps=1e-7)
+    with pytest.raises(ValueError, match="eps must be"):
+        figures.plot_softmax_error([1.0], {"a": [1.0]}, eps=0.0)
+    with pytest.raises(ValueError, match="overflow must be"):
+        figures.plot_softmax_error([1.0], {"a": [1.0]}, eps=1e-7, overflow=-1.0)
 
 
 # --- multi-head notebook (06) -------------------------------------------------------
+HEAD_WEIGHTS = np.array([[[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]],
+                    [[1.0, 0.0, 0.0], [0.1, 0.1, 0.8]]])  # H = 2, L = 2, S = 3
+
+
+def test_plot_head_weights_returns_figure_with_opaque_background():
+    fig = figures.plot_head_weights(HEAD_WEIGHTS)
+    assert isinstance(fig, plt.Figure)
+    assert fig.get_facecolor() == (1.0, 1.0, 1.0, 1.0)
+    assert all(ax.get_facecolor() == (1.0, 1.0, 1.0, 1.0) for ax in fig.axes[:2])
+
+
+def test_plot_head_weights_draws_one_panel_per_head_and_one_colorbar():
+    fig = figures.plot_head_weights(HEAD_WEIGHTS)
+    assert len(fig.axes) == 3  # two heads and one colour bar
+    for h, ax in enumerate(fig.axes[:2]):
+        np.testing.assert_array_equal(ax.images[0].get_array(), HEAD_WEIGHTS[h])
+        assert ax.images[0].get_clim() == (0.0, 1.0)
+
+
+def test_plot_head_weights_writes_each_heads_values_in_its_panel():
+    fig = figures.plot_head_weights(HEAD_WEIGHTS)
+    assert [t.get_text() for t in fig.axes[1].texts] == ["1.00", "0", "0", "0.10", "0.10", "0.80"]
+
+
+def test_plot_head_weights_titles_heads_from_zero_or_as_given():
+    fig = figures.plot_head_weights(HEAD_WEIGHTS)
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["head 0", "head 1"]
+    fig = figures.plot_head_weights(HEAD_WEIGHTS, titles=["a", "b"])
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["a", "b"]
+
+
+def test_plot_head_weights_passes_labels_to_every_panel():
+    fig = figures.plot_head_weights(HEAD_WEIGHTS, query_labels=["x", "y"], key_labels=list("abc"))
+    for ax in fig.axes[:2]:
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["x", "y"]
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
+
+
+def test_plot_head_weights_draws_a_single_head():
+    fig = figures.plot_head_weights(HEAD_WEIGHTS[:1])
+    assert len(fig.axes) == 2  # one head and its colour bar
+    assert fig.axes[0].get_title() == "head 0"
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1, 2, 2, 3)])
+def test_plot_head_weights_rejects_weights_not_of_shape_h_l_s(shape):
+    with pytest.raises(ValueError, match=r"shape \(H, L, S\)"):
+        figures.plot_head_weights(np.zeros(shape))
+
+
+def test_plot_head_weights_rejects_wrong_number_of_titles():
+    with pytest.raises(ValueError, match="need 2 titles"):
+        figures.plot_head_weights(HEAD_WEIGHTS, titles=["only one"])
 
 
 # --- memory-efficient notebook (07) -------------------------------------------------
+MEM_N = np.array([256, 512, 1024, 2048])
+
+
+def _cost_figure(**kw):
+    curves = {"plain": (MEM_N, 3.0 * MEM_N**2), "blocked": (MEM_N[1:], [5.0, 9.0, 9.0])}
+    return figures.plot_cost_against_length(curves, ylabel="bytes", **kw)
+
+
+def test_plot_cost_against_length_returns_figure_with_opaque_background():
+    fig = _cost_figure()
+    assert isinstance(fig, plt.Figure)
+    assert fig.get_facecolor() == (1.0, 1.0, 1.0, 1.0)
+    assert fig.axes[0].get_facecolor() == (1.0, 1.0, 1.0, 1.0)
+
+
+def test_plot_cost_against_length_uses_log2_axes_and_labels_them():
+    ax = _cost_figure(title="memory").axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.xaxis.get_transform().base == 2 and ax.yaxis.get_transform().base == 2
+    assert "n" in ax.get_xlabel() and ax.get_ylabel() == "bytes"
+    assert ax.get_title() == "memory"
+
+
+def test_plot_cost_against_length_draws_each_curve_at_its_own_lengths_in_order():
+    ax = _cost_figure().axes[0]
+    np.testing.assert_array_equal(ax.lines[0].get_xdata(), MEM_N)
+    np.testing.assert_array_equal(ax.lines[0].get_ydata(), 3.0 * MEM_N**2)
+    np.testing.assert_array_equal(ax.lines[1].get_xdata(), MEM_N[1:])
+    assert ax.lines[0].get_color() != ax.lines[1].get_color()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["plain", "blocked"]
+
+
+def test_plot_cost_against_length_draws_the_reference_last_dashed_grey():
+    from matplotlib.colors import to_rgba
+
+    ax = _cost_figure(reference=(MEM_N, MEM_N**2), reference_label="$n^2$").axes[0]
+    assert len(ax.lines) == 3
+    ref = ax.lines[2]
+    np.testing.assert_array_equal(ref.get_ydata(), MEM_N**2)
+    assert ref.get_linestyle() == "--" and to_rgba(ref.get_color()) == to_rgba("0.6")
+    assert ax.get_legend().get_texts()[2].get_text() == "$n^2$"
+
+
+def test_plot_cost_against_length_draws_into_given_axes():
+    fig, axes = figures.new_figure(2)
+    returned = figures.plot_cost_against_length({"a": ([1, 2], [1, 4])}, ylabel="s",
+                                                ax=axes[1])
+    assert returned is fig
+    assert len(axes[1].lines) == 1 and len(axes[0].lines) == 0
+
+
+def test_plot_cost_against_length_rejects_no_curves():
+    with pytest.raises(ValueError, match="at least one"):
+        figures.plot_cost_against_length({}, ylabel="bytes")
+
+
+@pytest.mark.parametrize("pair", [([1, 2], [1.0]), ([], []), ([[1, 2]], [[1, 2]])])
+def test_plot_cost_against_length_rejects_curves_of_mismatched_shapes(pair):
+    with pytest.raises(ValueError, match="same length"):
+        figures.plot_cost_against_length({"a": pair}, ylabel="bytes")
+
+
+@pytest.mark.parametrize("pair", [([0, 2], [1.0, 2.0]), ([1, 2], [1.0, -2.0]),
+                                  ([1, 2], [1.0, np.nan])])
+def test_plot_cost_against_length_rejects_values_a_log_axis_cannot_show(pair):
+    with pytest.raises(ValueError, match="positive"):
+        figures.plot_cost_against_length({"a": pair}, ylabel="bytes")
+    with pytest.raises(ValueError, match="reference must hold positive"):
+        figures.plot_cost_against_length({"a": ([1, 2], [1, 2])}, ylabel="bytes",
+                                         reference=pair)
+
 
 
 # --- real model notebook (08) -------------------------------------------------------
+def _heads_weights(H=5, L=3, S=4):
+    rng = np.random.default_rng(8)
+    w = rng.random((H, L, S))
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def test_plot_attention_heads_returns_figure_with_opaque_background():
+    fig = figures.plot_attention_heads(_heads_weights(), ["a", "b", "c"],
+                                       key_tokens=list("wxyz"))
+    assert isinstance(fig, plt.Figure)
+    assert fig.get_facecolor() == (1.0, 1.0, 1.0, 1.0)
+    assert all(ax.get_facecolor() == (1.0, 1.0, 1.0, 1.0) for ax in fig.axes[:5])
+
+
+def test_plot_attention_heads_draws_one_panel_per_head_in_a_grid():
+    weights = _heads_weights()  # 5 heads in rows of 4: a 2 x 4 grid, 3 panels unused
+    fig = figures.plot_attention_heads(weights, ["a", "b", "c"], key_tokens=list("wxyz"))
+    panels, colorbar = fig.axes[:8], fig.axes[8]
+    assert len(fig.axes) == 9
+    assert [ax.get_visible() for ax in panels] == [True] * 5 + [False] * 3
+    assert [ax.get_title() for ax in panels[:5]] == [f"head {h}" for h in range(5)]
+    for h, ax in enumerate(panels[:5]):
+        image = ax.images[0]
+        np.testing.assert_array_equal(image.get_array(), weights[h])
+        assert image.get_clim() == (0.0, 1.0)
+    assert colorbar.get_ylabel() == "attention weight"
+
+
+def test_plot_attention_heads_labels_queries_and_keys_with_tokens():
+    ax = figures.plot_attention_heads(_heads_weights(), ["a", "b", "c"],
+                                      key_tokens=list("wxyz")).axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == list("wxyz")
+    square = figures.plot_attention_heads(_heads_weights(S=3), ["a", "b", "c"]).axes[0]
+    assert [t.get_text() for t in square.get_xticklabels()] == ["a", "b", "c"]
+
+
+def test_plot_attention_heads_draws_the_chosen_heads_with_their_titles():
+    weights = _heads_weights()
+    fig = figures.plot_attention_heads(weights, ["a", "b", "c"], key_tokens=list("wxyz"),
+                                       heads=[4, 1], titles=["four", "one"], ncols=3)
+    assert len(fig.axes) == 3  # two panels (ncols shrinks to the number of heads), colour bar
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["four", "one"]
+    np.testing.assert_array_equal(fig.axes[0].images[0].get_array(), weights[4])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(weights=np.zeros((3, 3))), r"shape \(H, L, S\)"),
+    (dict(tokens=["a", "b"]), "need 3 tokens"),
+    (dict(key_tokens=["a"]), "need 4 key tokens"),
+    (dict(heads=[5]), r"indices in \[0, 4\]"),
+    (dict(heads=[]), "nonempty"),
+    (dict(heads=[0, 1], titles=["x"]), "need 2 titles"),
+    (dict(ncols=0), "ncols"),
+])
+def test_plot_attention_heads_rejects_bad_arguments(kwargs, match):
+    args = dict(weights=_heads_weights(), tokens=["a", "b", "c"], key_tokens=list("wxyz"))
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        figures.plot_attention_heads(args.pop("weights"), args.pop("tokens"), **args)
