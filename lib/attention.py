@@ -337,7 +337,7 @@ _FAST_BLOCK_ROWS = 512  # query rows per task, at most ...
 _FAST_BLOCK_BYTES = 16 << 20  # ... and at most this many bytes of scores per task
 # Largest score bound for which exp needs no shift: e**40 ~ 2e17 (float32 overflows at
 # e**88.7) and e**-40 ~ 4e-18 is far from the subnormals; float64 overflows at e**709.
-_NO_SHIFT_BOUND = {np.float32: 40.0, np.float64: 300.0, np.longdouble: 300.0}
+FAST_PATH_NO_SHIFT_BOUND = {np.float32: 40.0, np.float64: 300.0, np.longdouble: 300.0}
 _executor = None
 _blas_controller = None
 
@@ -381,7 +381,7 @@ def _fast_attention(query, key, value, attn_mask, is_causal, scale):
     q_norm = np.sqrt(np.einsum("...le,...le->...l", query, query))  # (..., L)
     k_norm = np.sqrt(np.einsum("...se,...se->...s", key, key)).max(axis=-1, initial=0.0)  # (...,)
     bound = np.broadcast_to(abs(scale) * q_norm * k_norm[..., None], batch + (L,))  # (..., L)
-    no_shift_below = _NO_SHIFT_BOUND[dtype.type]
+    no_shift_below = FAST_PATH_NO_SHIFT_BOUND[dtype.type]
     shift_needed = attn_mask is not None and attn_mask.dtype != np.bool_  # a float mask
 
     def one_block(job):
@@ -669,6 +669,9 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
 
 
 # ------------------------------------------------------------ memory-efficient attention
+MEMORY_EFFICIENT_MIN_QUERY_ROWS = 256  # queries per block at least: fewer Python-level steps
+
+
 def _mask_block(attn_mask, is_causal, rows, cols):
     """The mask of one (query block, key block) tile: None (all visible), a boolean or a
     floating array broadcastable to (..., len(rows), len(cols)), or False (all masked)."""
@@ -704,7 +707,7 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
         Defaults to ``1 / sqrt(E)``.
     block_size : int, optional
         Number of keys per block (default 512). Queries are processed in blocks of
-        ``max(block_size, 256)`` rows, so the extra memory is
+        ``max(block_size, MEMORY_EFFICIENT_MIN_QUERY_ROWS)`` rows (256), so the extra memory is
         O(block_size * (block_size + E + Ev)) per batch element, independent of L and S.
     return_lse : bool, default False
         Also return the log-sum-exp of each row of the scaled, masked scores.
@@ -727,22 +730,22 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     Notes
     -----
     The online softmax [1]_ [2]_ [3]_ keeps, for every query row, a running maximum
-    :math:`m`, a running sum :math:`\ell = \sum_j e^{s_j - m}` and an unnormalised
-    output :math:`a = \sum_j e^{s_j - m} v_j`. A new block of scores :math:`s_B` with
-    values :math:`V_B` updates them to
+    :math:`m`, a running sum :math:`\ell = \sum_j e^{z_j - m}` and an unnormalised
+    output (accumulator) :math:`\mathrm{acc} = \sum_j e^{z_j - m} v_j`. A new block of
+    scores :math:`z_B` with values :math:`V_B` updates them to
 
     .. math::
-        m' = \max(m, \max_j s_{B,j}), \quad
-        \ell' = e^{m - m'} \ell + \sum_j e^{s_{B,j} - m'}, \quad
-        a' = e^{m - m'} a + \sum_j e^{s_{B,j} - m'} v_{B,j},
+        m' = \max(m, \max_j z_{B,j}), \quad
+        \ell' = e^{m - m'} \ell + \sum_j e^{z_{B,j} - m'}, \quad
+        \mathrm{acc}' = e^{m - m'} \mathrm{acc} + \sum_j e^{z_{B,j} - m'} v_{B,j},
 
-    and at the end :math:`o = a / \ell`, :math:`\operatorname{lse} = m + \log \ell`.
+    and at the end :math:`o = \mathrm{acc} / \ell`, :math:`\operatorname{lse} = m + \log \ell`.
     The factor :math:`e^{m - m'}` rescales what was summed against the old maximum to
     the new one, so the result is exactly the softmax-weighted sum (in real
     arithmetic), while every exponent stays :math:`\le 0`. A row whose keys so far
     are all masked has :math:`m = -\infty`; the shift then uses 0 in place of
     :math:`m'` ("safe max"), so no :math:`-\infty - (-\infty)` NaN appears and the
-    row keeps :math:`\ell = 0`, :math:`a = 0`, giving a zero output.
+    row keeps :math:`\ell = 0`, :math:`\mathrm{acc} = 0`, giving a zero output.
 
     References
     ----------
@@ -778,7 +781,7 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     L, S, Ev = query.shape[-2], key.shape[-2], value.shape[-1]
     if attn_mask is not None:
         attn_mask = np.broadcast_to(attn_mask, batch + (L, S))  # a view, no copy
-    q_block = max(block_size, 256)
+    q_block = max(block_size, MEMORY_EFFICIENT_MIN_QUERY_ROWS)
 
     output = np.empty(batch + (L, Ev), dtype=query.dtype)  # (..., L, Ev)
     lse = np.empty(batch + (L,), dtype=query.dtype) if return_lse else None  # (..., L)

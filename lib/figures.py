@@ -667,7 +667,7 @@ __all__.append("plot_head_weights")
 
 
 def plot_head_weights(weights, query_labels=None, key_labels=None, *, titles=None,
-                         fmt=".2f", panel_size=3.0):
+                      fmt=".2f", panel_size=3.0):
     """Draw the attention weights of H heads as H heatmaps side by side.
 
     Multi-head attention computes one L x S weight matrix per head, from the same

@@ -388,7 +388,7 @@ def test_plot_softmax_error_rejects_no_curves_and_bad_eps_or_overflow():
 
 # --- multi-head notebook (06) -------------------------------------------------------
 HEAD_WEIGHTS = np.array([[[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]],
-                    [[1.0, 0.0, 0.0], [0.1, 0.1, 0.8]]])  # H = 2, L = 2, S = 3
+                         [[1.0, 0.0, 0.0], [0.1, 0.1, 0.8]]])  # H = 2, L = 2, S = 3
 
 
 def test_plot_head_weights_returns_figure_with_opaque_background():
