@@ -122,3 +122,27 @@ def test_notebook_is_in_the_table_of_contents(md):
 def test_every_toc_entry_exists():
     for entry in toc_files():
         assert (ROOT / f"{entry}.md").exists(), f"_toc.yml lists {entry}, which does not exist"
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.name)
+def test_every_chapter_has_three_exercises_each_with_a_solution(md):
+    text = md.read_text()
+    exercises = re.findall(r"^[:`]{3,}\{exercise\}\s*\n:label: ([\w-]+)", text, re.M)
+    solutions = set(re.findall(r"^[:`]{3,}\{solution(?:-start)?\} ([\w-]+)", text, re.M))
+    assert len(exercises) >= 3, f"{md.name} has {len(exercises)} exercises"
+    assert set(exercises) <= solutions, f"{md.name}: no solution for {set(exercises) - solutions}"
+
+
+@pytest.mark.parametrize("ipynb", REFERENCES, ids=lambda p: p.name)
+def test_every_chapter_has_a_figure(ipynb):
+    nb = nbformat.read(ipynb, as_version=4)
+    assert any("image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", [])), (
+        f"{ipynb.name} draws no figure")
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.name)
+def test_every_chapter_states_objectives_prerequisites_and_time(md):
+    text = md.read_text()
+    assert ":::{admonition} Objectives, prerequisites and time" in text
+    assert "**Prerequisites:**" in text and "**Time:**" in text
+    assert re.search(r"^\(nb-[\w-]+\)=\n# ", text, re.M), f"{md.name} has no label before its title"
