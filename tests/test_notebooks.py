@@ -11,7 +11,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
-import yaml
+from tests.book_toc import toc_files
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "notebooks").glob("*.md"))
@@ -95,23 +95,6 @@ def test_random_generators_are_seeded(md):
     assert "np.random.seed(" not in text and not re.search(r"np\.random\.(rand|randn|normal)\(", text), (
         f"{md.name}: use a seeded np.random.default_rng(seed)")
     assert not re.search(r"default_rng\(\s*\)", text), f"{md.name}: default_rng() without a seed"
-
-
-def toc_files():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    found = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries:
-            if "file" in entry:
-                found.append(entry["file"])
-            walk(entry.get("sections", []))
-            walk(entry.get("chapters", []))
-
-    for part in toc.get("parts", []):
-        walk(part["chapters"])
-    walk(toc.get("chapters", []))
-    return found
 
 
 @pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.name)

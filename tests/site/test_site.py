@@ -9,27 +9,12 @@ Run with `make test-site`; see conftest.py for SITE_DIR and the other settings.
 from pathlib import Path
 
 import pytest
-import yaml
+from tests.book_toc import toc_files
 from site_config import MB, PAGES, REDIRECTS, ROOT, VISITS, site_dir, totals
 
 NOTEBOOK_PAGES = [p for p in PAGES if p.startswith("notebooks/")]
 REPOSITORY = "attention-as-linear-algebra/attention-as-linear-algebra"
 BRANCH = "main"
-
-
-def toc_files():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    found = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries:
-            if "file" in entry:
-                found.append(entry["file"])
-            walk(entry.get("sections", []))
-
-    for part in toc.get("parts", []):
-        walk(part["chapters"])
-    return found
 
 
 def show(items):
