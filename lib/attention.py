@@ -32,6 +32,7 @@ References
 
 import numbers
 import os
+import threading
 
 import numpy as np
 
@@ -342,15 +343,23 @@ _executor = None
 _blas_controller = None
 
 
+def _n_workers():
+    """The number of cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def _thread_pool():
-    """A process-wide pool of one worker per core, and a handle to limit BLAS threads."""
+    """A process-wide pool of helper threads (one per core but the caller's), and a
+    handle to limit BLAS threads."""
     global _executor, _blas_controller
     if _executor is None:
         from concurrent.futures import ThreadPoolExecutor
 
         from threadpoolctl import ThreadpoolController
 
-        _executor = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+        _executor = ThreadPoolExecutor(max_workers=max(1, _n_workers() - 1),
                                        thread_name_prefix="attention")
         _blas_controller = ThreadpoolController()
     return _executor, _blas_controller
@@ -366,28 +375,22 @@ def _fast_attention(query, key, value, attn_mask, is_causal, scale):
     L, E, S, Ev = query.shape[-2], query.shape[-1], key.shape[-2], value.shape[-1]
     dtype = query.dtype
     query = np.broadcast_to(query, batch + (L, E))  # views: nothing is copied
-    key_t = np.ascontiguousarray(np.swapaxes(key, -1, -2))  # (..., E, S): rows of K^T contiguous
-    key_t = np.broadcast_to(key_t, batch + (E, S))
+    key = np.broadcast_to(key, batch + (S, E))
     value_1 = np.empty(batch + (S, Ev + 1), dtype=dtype)  # (..., S, Ev + 1)
     value_1[..., :Ev] = value
     value_1[..., Ev] = 1.0  # the last column of weights @ value_1 is the row sum
     if attn_mask is not None:
         attn_mask = np.broadcast_to(attn_mask, batch + (L, S))
     output = np.empty(batch + (L, Ev), dtype=dtype)  # (..., L, Ev)
-    # Cauchy-Schwarz bounds every score: |z_ij| <= |scale| * |q_i| * max_j |k_j|. Where the
-    # bound is small, exp(z) can neither overflow nor leave the normal range, so the
-    # max-shift pass is skipped: softmax is the same with or without it (up to rounding).
-    # NaN or inf inputs give a NaN or inf bound, which keeps the shift.
-    q_norm = np.sqrt(np.einsum("...le,...le->...l", query, query))  # (..., L)
-    k_norm = np.sqrt(np.einsum("...se,...se->...s", key, key)).max(axis=-1, initial=0.0)  # (...,)
-    bound = np.broadcast_to(abs(scale) * q_norm * k_norm[..., None], batch + (L,))  # (..., L)
     no_shift_below = FAST_PATH_NO_SHIFT_BOUND[dtype.type]
     shift_needed = attn_mask is not None and attn_mask.dtype != np.bool_  # a float mask
 
     def one_block(job):
         b, i0, i1 = job  # batch index, query rows [i0, i1)
         ncols = min(S, i1) if is_causal else S  # causal: later keys are masked for every row
-        s = (query[b][i0:i1] * scale) @ key_t[b][:, :ncols]  # (lq, ncols)
+        q = query[b][i0:i1]  # (lq, E)
+        k = key[b][:ncols]  # (ncols, E)
+        s = (q * scale) @ k.T  # (lq, ncols); k.T is a view, BLAS reads it transposed
         if is_causal and i0 + 1 < ncols:
             future = np.arange(i0, i1)[:, None] < np.arange(i0 + 1, ncols)  # (lq, ncols - i0 - 1)
             np.copyto(s[:, i0 + 1:], -np.inf, where=future)
@@ -395,7 +398,13 @@ def _fast_attention(query, key, value, attn_mask, is_causal, scale):
             np.copyto(s, -np.inf, where=~attn_mask[b][i0:i1])
         elif attn_mask is not None:
             s += attn_mask[b][i0:i1]
-        if shift_needed or not bound[b][i0:i1].max() <= no_shift_below:
+        # Cauchy-Schwarz bounds every score of the block: |z_ij| <= |scale| |q_i| |k_j|. Where
+        # the bound is small, exp(z) can neither overflow nor leave the normal range, so the
+        # max-shift pass is skipped: softmax is the same with or without it (up to rounding).
+        # NaN or inf inputs give a NaN or inf bound, which keeps the shift.
+        q_norm = np.sqrt(np.einsum("le,le->l", q, q).max(initial=0.0))  # largest |q_i|
+        k_norm = np.sqrt(np.einsum("se,se->s", k, k).max(initial=0.0))  # largest |k_j|
+        if shift_needed or not abs(scale) * q_norm * k_norm <= no_shift_below:
             m = s.max(axis=-1, keepdims=True)  # (lq, 1)
             m[m == -np.inf] = 0.0  # safe max: a row with nothing to attend keeps exp(-inf) = 0
             s -= m
@@ -408,9 +417,25 @@ def _fast_attention(query, key, value, attn_mask, is_causal, scale):
     rows = max(1, min(_FAST_BLOCK_ROWS, _FAST_BLOCK_BYTES // (S * dtype.itemsize)))
     jobs = [(b, i0, min(i0 + rows, L)) for b in np.ndindex(batch) for i0 in range(0, L, rows)]
     executor, blas = _thread_pool()
+    pending, lock = iter(jobs), threading.Lock()  # shared: a free worker takes the next job
+
+    def drain():
+        while True:
+            with lock:
+                job = next(pending, None)
+            if job is None:
+                return
+            one_block(job)
+
     with blas.limit(limits=1, user_api="blas"):  # one BLAS thread per worker
-        for _ in executor.map(one_block, jobs):
-            pass
+        # The calling thread is one of the workers: one thread wake-up per helper per call,
+        # not one per job (waking a thread costs about as much as a small block's work).
+        helpers = [executor.submit(drain) for _ in range(min(_n_workers(), len(jobs)) - 1)]
+        try:
+            drain()
+        finally:
+            for helper in helpers:
+                helper.result()  # waits; re-raises an exception from a helper
     return output
 
 

@@ -638,6 +638,29 @@ def test_fast_path_does_not_modify_inputs(fast_everywhere):
     scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
+def test_fast_path_concurrent_calls_from_several_threads_agree(fast_everywhere):
+    # Callers share one pool of helper threads; each call must still get its own answer.
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(69)
+    cases = [random_qkv(rng, batch=(3,), L=11, S=13) for _ in range(6)]
+    expected = [plain(q, k, v, is_causal=True) for q, k, v in cases]
+    with ThreadPoolExecutor(4) as callers:
+        got = list(callers.map(
+            lambda qkv: scaled_dot_product_attention(*qkv, is_causal=True), cases * 3))
+    for out, ref in zip(got, expected * 3):
+        np.testing.assert_allclose(out, ref, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_fast_path_result_does_not_depend_on_the_number_of_workers(fast_everywhere,
+                                                                    monkeypatch, workers):
+    monkeypatch.setattr(attention, "_n_workers", lambda: workers)
+    q, k, v = random_qkv(np.random.default_rng(70), batch=(2,), L=10, S=7)
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v),
+                               plain(q, k, v), rtol=0, atol=1e-13)
+
+
 def test_large_calls_without_weights_take_the_fast_path(monkeypatch):
     calls = []
     fast = attention._fast_attention
