@@ -13,8 +13,10 @@ each in turn, so that a slow moment of the machine hits all of them:
 The table reports medians and the ratios lib/torch and lib/gemm, and is written as JSON.
 A memory section measures, with ``tracemalloc`` (NumPy reports its allocations to it), the
 peak memory allocated beyond the inputs and the output, for the plain path and for
-``memory_efficient_attention``. ``--smoke`` runs a tiny grid once, so that ``make test``
-keeps this script working; it measures nothing worth reading.
+``memory_efficient_attention``. A profile then times each pass of one fast-path task on
+one thread, and PyTorch's products and whole attention on the same task. ``--smoke`` runs
+a tiny grid once, so that ``make test`` keeps this script working; it measures nothing
+worth reading.
 """
 
 import os
@@ -126,19 +128,21 @@ def memory(ns):
 
 def profile_passes(n=4096, rows=512, repeats=15):
     """Median ms of each pass of one fast-path task (``rows`` queries against n keys),
-    on one thread with one BLAS thread, as the fast path runs it."""
+    on one thread with one BLAS thread, as the fast path runs it; and, when PyTorch is
+    installed, PyTorch's two matrix products and its whole attention on the same task,
+    also on one thread, for comparison."""
     from threadpoolctl import threadpool_limits
 
     out = {}
     for dtype in (np.float32, np.float64):
         rng = np.random.default_rng(0)
         q = rng.standard_normal((rows, E)).astype(dtype) / 8
-        key_t = np.ascontiguousarray(rng.standard_normal((n, E)).astype(dtype).T)
+        key = rng.standard_normal((n, E)).astype(dtype)
         value_1 = np.ones((n, E + 1), dtype)
-        s = q @ key_t
+        s = q @ key.T
         buffer = np.empty_like(s)
         passes = {
-            "Q K^T (GEMM)": lambda: np.matmul(q, key_t),
+            "Q K^T (GEMM)": lambda: np.matmul(q, key.T),
             "row max (shift pass, skipped when bounded)": lambda: s.max(axis=-1, keepdims=True),
             "exp (in place)": lambda: np.exp(s, out=buffer),
             "A V and row sums (GEMM)": lambda: s @ value_1,
@@ -146,12 +150,30 @@ def profile_passes(n=4096, rows=512, repeats=15):
         with threadpool_limits(1, user_api="blas"):
             med = time_interleaved(passes, repeats)
         out[np.dtype(dtype).name] = {name: 1e3 * t for name, t in med.items()}
+        if torch is not None:
+            tq, tk, ts, tv = (torch.from_numpy(a) for a in (q, key, s, value_1[:, :E].copy()))
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                med = time_interleaved({
+                    "Q K^T": lambda: tq @ tk.T,
+                    "A V": lambda: ts @ tv,
+                    "whole attention": lambda: torch.nn.functional.scaled_dot_product_attention(
+                        tq[None, None], tk[None, None], tv[None, None]),
+                }, repeats)
+            finally:
+                torch.set_num_threads(threads)
+            out["torch " + np.dtype(dtype).name] = {name: 1e3 * t for name, t in med.items()}
     return out
 
 
 def format_profile(profile, n=4096, rows=512):
     lines = [f"One fast-path task ({rows} queries x {n} keys, E = {E}), one thread, ms:"]
     for dtype, passes in profile.items():
+        if dtype.startswith("torch"):
+            parts = ", ".join(f"{name} {t:.2f}" for name, t in passes.items())
+            lines.append(f"  PyTorch {dtype.split()[1]}, same task: {parts}")
+            continue
         total = sum(passes.values())
         parts = ", ".join(f"{name} {t:.2f} ({t / total:.0%})" for name, t in passes.items())
         lines.append(f"  {dtype}: {parts}")
@@ -216,9 +238,9 @@ def main(argv=None):
     print(f"\nMemory: peak extra allocation (tracemalloc), causal, float32, E = Ev = {E}")
     print(format_memory(memory_rows))
     result = {"machine": machine(), "repeats": repeats, "speed": speed_rows, "memory": memory_rows}
-    if not args.smoke:
-        result["profile"] = profile_passes()
-        print("\n" + format_profile(result["profile"]))
+    n, rows, profile_repeats = (64, 16, 1) if args.smoke else (4096, 512, 15)
+    result["profile"] = profile_passes(n, rows, profile_repeats)
+    print("\n" + format_profile(result["profile"], n, rows))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nwritten: {args.json}")

@@ -19,3 +19,8 @@ def test_smoke_run_reports_every_case_and_writes_json(tmp_path, capsys):
     (mem,) = result["memory"]
     assert mem["plain_MiB"] >= mem["score_matrix_MiB"]  # the plain path forms the n x n scores
     assert 0 < mem["memory_efficient_MiB"] < mem["score_matrix_MiB"]
+    profile = result["profile"]
+    assert set(profile) >= {"float32", "float64"}
+    assert all(t > 0 for passes in profile.values() for t in passes.values())
+    assert ("torch float32" in profile) == (bench_attention.torch is not None)
+    assert "One fast-path task (16 queries x 64 keys" in printed
