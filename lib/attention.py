@@ -365,6 +365,16 @@ def _thread_pool():
     return _executor, _blas_controller
 
 
+def _forget_thread_pool():
+    """In a child made by fork the parent's helper threads do not exist: start afresh."""
+    global _executor, _blas_controller
+    _executor = _blas_controller = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_thread_pool)
+
+
 def _fast_attention(query, key, value, attn_mask, is_causal, scale):
     """The same result as the plain path of :func:`scaled_dot_product_attention`, faster.
 
@@ -435,7 +445,8 @@ def _fast_attention(query, key, value, attn_mask, is_causal, scale):
             drain()
         finally:
             for helper in helpers:
-                helper.result()  # waits; re-raises an exception from a helper
+                if not helper.cancel():  # a helper that never started has nothing to do
+                    helper.result()  # waits; re-raises an exception from a helper
     return output
 
 

@@ -1,6 +1,7 @@
 """Tests of lib/attention.py: examples, properties (hypothesis), bad inputs, dtypes, and a
 differential test against PyTorch's SDPA when torch is importable."""
 
+import os
 import warnings
 
 import numpy as np
@@ -659,6 +660,22 @@ def test_fast_path_result_does_not_depend_on_the_number_of_workers(fast_everywhe
     q, k, v = random_qkv(np.random.default_rng(70), batch=(2,), L=10, S=7)
     np.testing.assert_allclose(scaled_dot_product_attention(q, k, v),
                                plain(q, k, v), rtol=0, atol=1e-13)
+
+
+def _attention_in_child(q, k, v):
+    return scaled_dot_product_attention(q, k, v)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_fast_path_works_in_a_child_forked_after_use(fast_everywhere):
+    # The helper threads are not copied by fork; the child must not wait for them.
+    import multiprocessing
+
+    q, k, v = random_qkv(np.random.default_rng(71), batch=(2,), L=9, S=9)
+    expected = scaled_dot_product_attention(q, k, v)  # starts the helper threads here
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        out = pool.apply_async(_attention_in_child, (q, k, v)).get(timeout=60)
+    np.testing.assert_array_equal(out, expected)
 
 
 def test_large_calls_without_weights_take_the_fast_path(monkeypatch):
