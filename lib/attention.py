@@ -332,7 +332,9 @@ def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
 # faster: query blocks run on a thread pool (NumPy releases the GIL inside BLAS and ufuncs)
 # with one BLAS thread each, every elementwise pass works in place on one block of scores,
 # the row sums come out of the second matrix product (a column of ones appended to V), and
-# causal attention skips the keys after each block's last query.
+# causal attention skips the keys after each block's last query. The limit of one BLAS
+# thread is process-wide while a call runs (threadpoolctl): BLAS calls that other threads
+# make meanwhile also get one thread. Timings and a profile: benchmarks/README.md.
 FAST_PATH_MIN_SCORES = 1 << 16  # below this many scores per call, threads cost more than they save
 _FAST_BLOCK_ROWS = 512  # query rows per task, at most ...
 _FAST_BLOCK_BYTES = 16 << 20  # ... and at most this many bytes of scores per task
