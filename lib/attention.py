@@ -5,10 +5,13 @@ The file reads top to bottom like the course: a stable softmax, the two masks
 
     Attention(Q, K, V) = softmax(Q K^T * scale + mask) V,    scale = 1 / sqrt(E),
 
-(with, just above it, the faster path it dispatches to when the weights are not asked
-for), multi-head attention built on it, and a memory-efficient variant that never forms
-the L x S score matrix (the online softmax of Milakov & Gimelshein [3]_ and
-FlashAttention [4]_). Everything uses the argument names and conventions of PyTorch's
+written as the formula reads (the plain path), multi-head attention built on it, and a
+memory-efficient variant that never forms the L x S score matrix (the online softmax of
+Milakov & Gimelshein [3]_ and FlashAttention [4]_). The computing lines carry the
+shape of their result as a comment. When the weights are not asked for and the score
+matrix is large, ``scaled_dot_product_attention`` hands the call to
+``lib.fast_attention.fast_attention``, which computes the same function on threads.
+Everything uses the argument names and conventions of PyTorch's
 ``torch.nn.functional.scaled_dot_product_attention`` [2]_: ``query`` (..., L, E),
 ``key`` (..., S, E), ``value`` (..., S, Ev); a boolean ``attn_mask`` means
 True = may attend; ``is_causal`` aligns the causal mask to the top-left corner.
@@ -31,10 +34,10 @@ References
 """
 
 import numbers
-import os
-import threading
 
 import numpy as np
+
+from lib.fast_attention import FAST_PATH_MIN_SCORES, fast_attention
 
 __all__ = ["softmax", "causal_mask", "padding_mask", "scaled_dot_product_attention",
            "multi_head_attention", "memory_efficient_attention"]
@@ -105,7 +108,11 @@ def softmax(x, axis=-1, where=None):
     and denominator, and it makes the computation safe in floating point: the
     largest exponent is :math:`e^0 = 1`, so nothing overflows, and the denominator
     is at least 1, so nothing divides by zero. This is the shift used by
-    ``scipy.special.softmax`` and ``scipy.special.logsumexp``.
+    ``scipy.special.softmax`` and ``scipy.special.logsumexp``. For finite input
+    every difference :math:`x_i - m` is at most 0; one too negative for the dtype
+    (as in ``[1e308, -1e308]``) rounds to -inf, and its weight
+    :math:`e^{x_i - m} < e^{-10^{308}}` rounds to exactly the 0 that
+    :math:`e^{-\infty}` gives, so the result is still exact and no warning is raised.
 
     A slice whose maximum is -inf (all -inf, all masked, or empty) would give
     ``-inf - (-inf) = nan``; there the shift is taken as 0 instead, every term is
@@ -127,6 +134,8 @@ def softmax(x, axis=-1, where=None):
     >>> from lib.attention import softmax
     >>> softmax(np.array([1000.0, 1000.0]))          # a naive exp overflows here
     array([0.5, 0.5])
+    >>> softmax(np.array([1e308, 1e308, -1e308]))   # x - m overflows: the weight is still 0
+    array([0.5, 0.5, 0. ])
     >>> softmax(np.array([[0.0, 1.0, 2.0]]), where=np.array([True, True, False]))
     array([[0.26894142, 0.73105858, 0.        ]])
     >>> softmax(np.array([-np.inf, -np.inf]))       # nothing to normalise: zeros
@@ -146,11 +155,17 @@ def softmax(x, axis=-1, where=None):
                 f"where with shape {where.shape} does not broadcast to x with shape {work.shape}"
             ) from None
         work = np.where(where, work, -np.inf)  # masked entries cannot win the max
-    m = np.max(work, axis=axis, keepdims=True, initial=-np.inf)
+    m = np.max(work, axis=axis, keepdims=True, initial=-np.inf)  # (...) with 1 along axis
     m = np.where(m == -np.inf, 0.0, m).astype(work.dtype)  # safe shift for empty slices
-    e = np.exp(work - m)  # in [0, 1]
+    # work <= m, so work - m <= 0 can only overflow towards -inf (e.g. -1e308 - 1e308), and
+    # only where the exact difference is below -(largest float): its exp underflows to 0,
+    # which is exp(-inf), so ignoring that overflow leaves the result exact. m is finite
+    # unless a slice holds +inf or NaN (documented: NaN), so finite input gives no inf - inf.
+    with np.errstate(over="ignore"):
+        shifted = work - m  # (...), <= 0
+    e = np.exp(shifted, out=shifted)  # (...), in [0, 1]; in place: no extra n x n array
     total = np.sum(e, axis=axis, keepdims=True)  # >= 1; 0 for an empty slice; NaN stays NaN
-    out = np.divide(e, total, out=np.zeros_like(e), where=total != 0)
+    out = np.divide(e, total, out=np.zeros_like(e), where=total != 0)  # (...)
     return out.astype(out_dtype, copy=False)
 
 
@@ -325,133 +340,6 @@ def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
             value.astype(dtype, copy=False), attn_mask, scale, out_dtype)
 
 
-# ------------------------------------------------- the fast path (used when no weights)
-# scaled_dot_product_attention dispatches here when it is not asked for the weights and the
-# score matrix is large, as PyTorch chooses among its math, flash and memory-efficient
-# backends. Same result as the plain path (tests/test_attention.py checks it), computed
-# faster: query blocks run on a thread pool (NumPy releases the GIL inside BLAS and ufuncs)
-# with one BLAS thread each, every elementwise pass works in place on one block of scores,
-# the row sums come out of the second matrix product (a column of ones appended to V), and
-# causal attention skips the keys after each block's last query. The limit of one BLAS
-# thread is process-wide while a call runs (threadpoolctl): BLAS calls that other threads
-# make meanwhile also get one thread. Timings and a profile: benchmarks/README.md.
-FAST_PATH_MIN_SCORES = 1 << 16  # below this many scores per call, threads cost more than they save
-_FAST_BLOCK_ROWS = 512  # query rows per task, at most ...
-_FAST_BLOCK_BYTES = 16 << 20  # ... and at most this many bytes of scores per task
-# Largest score bound for which exp needs no shift: e**40 ~ 2e17 (float32 overflows at
-# e**88.7) and e**-40 ~ 4e-18 is far from the subnormals; float64 overflows at e**709.
-FAST_PATH_NO_SHIFT_BOUND = {np.float32: 40.0, np.float64: 300.0, np.longdouble: 300.0}
-_executor = None
-_blas_controller = None
-
-
-def _n_workers():
-    """The number of cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
-
-
-def _thread_pool():
-    """A process-wide pool of helper threads (one per core but the caller's), and a
-    handle to limit BLAS threads."""
-    global _executor, _blas_controller
-    if _executor is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        from threadpoolctl import ThreadpoolController
-
-        _executor = ThreadPoolExecutor(max_workers=max(1, _n_workers() - 1),
-                                       thread_name_prefix="attention")
-        _blas_controller = ThreadpoolController()
-    return _executor, _blas_controller
-
-
-def _forget_thread_pool():
-    """In a child made by fork the parent's helper threads do not exist: start afresh."""
-    global _executor, _blas_controller
-    _executor = _blas_controller = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_thread_pool)
-
-
-def _fast_attention(query, key, value, attn_mask, is_causal, scale):
-    """The same result as the plain path of :func:`scaled_dot_product_attention`, faster.
-
-    Inputs are validated and converted already (``_check_attention_inputs``); returns the
-    output (..., L, Ev) in the compute dtype.
-    """
-    batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    L, E, S, Ev = query.shape[-2], query.shape[-1], key.shape[-2], value.shape[-1]
-    dtype = query.dtype
-    query = np.broadcast_to(query, batch + (L, E))  # views: nothing is copied
-    key = np.broadcast_to(key, batch + (S, E))
-    value_1 = np.empty(batch + (S, Ev + 1), dtype=dtype)  # (..., S, Ev + 1)
-    value_1[..., :Ev] = value
-    value_1[..., Ev] = 1.0  # the last column of weights @ value_1 is the row sum
-    if attn_mask is not None:
-        attn_mask = np.broadcast_to(attn_mask, batch + (L, S))
-    output = np.empty(batch + (L, Ev), dtype=dtype)  # (..., L, Ev)
-    no_shift_below = FAST_PATH_NO_SHIFT_BOUND[dtype.type]
-    shift_needed = attn_mask is not None and attn_mask.dtype != np.bool_  # a float mask
-
-    def one_block(job):
-        b, i0, i1 = job  # batch index, query rows [i0, i1)
-        ncols = min(S, i1) if is_causal else S  # causal: later keys are masked for every row
-        q = query[b][i0:i1]  # (lq, E)
-        k = key[b][:ncols]  # (ncols, E)
-        s = (q * scale) @ k.T  # (lq, ncols); k.T is a view, BLAS reads it transposed
-        if is_causal and i0 + 1 < ncols:
-            future = np.arange(i0, i1)[:, None] < np.arange(i0 + 1, ncols)  # (lq, ncols - i0 - 1)
-            np.copyto(s[:, i0 + 1:], -np.inf, where=future)
-        elif attn_mask is not None and attn_mask.dtype == np.bool_:
-            np.copyto(s, -np.inf, where=~attn_mask[b][i0:i1])
-        elif attn_mask is not None:
-            s += attn_mask[b][i0:i1]
-        # Cauchy-Schwarz bounds every score of the block: |z_ij| <= |scale| |q_i| |k_j|. Where
-        # the bound is small, exp(z) can neither overflow nor leave the normal range, so the
-        # max-shift pass is skipped: softmax is the same with or without it (up to rounding).
-        # NaN or inf inputs give a NaN or inf bound, which keeps the shift.
-        q_norm = np.sqrt(np.einsum("le,le->l", q, q).max(initial=0.0))  # largest |q_i|
-        k_norm = np.sqrt(np.einsum("se,se->s", k, k).max(initial=0.0))  # largest |k_j|
-        if shift_needed or not abs(scale) * q_norm * k_norm <= no_shift_below:
-            m = s.max(axis=-1, keepdims=True)  # (lq, 1)
-            m[m == -np.inf] = 0.0  # safe max: a row with nothing to attend keeps exp(-inf) = 0
-            s -= m
-        np.exp(s, out=s)  # (lq, ncols)
-        o = s @ value_1[b][:ncols]  # (lq, Ev + 1)
-        total = o[:, Ev:]  # (lq, 1): the row sums of exp
-        np.divide(o[:, :Ev], total, out=output[b][i0:i1], where=total != 0)
-        output[b][i0:i1][(total == 0)[:, 0]] = 0.0  # a query with no key: zeros
-
-    rows = max(1, min(_FAST_BLOCK_ROWS, _FAST_BLOCK_BYTES // (S * dtype.itemsize)))
-    jobs = [(b, i0, min(i0 + rows, L)) for b in np.ndindex(batch) for i0 in range(0, L, rows)]
-    executor, blas = _thread_pool()
-    pending, lock = iter(jobs), threading.Lock()  # shared: a free worker takes the next job
-
-    def drain():
-        while True:
-            with lock:
-                job = next(pending, None)
-            if job is None:
-                return
-            one_block(job)
-
-    with blas.limit(limits=1, user_api="blas"):  # one BLAS thread per worker
-        # The calling thread is one of the workers: one thread wake-up per helper per call,
-        # not one per job (waking a thread costs about as much as a small block's work).
-        helpers = [executor.submit(drain) for _ in range(min(_n_workers(), len(jobs)) - 1)]
-        try:
-            drain()
-        finally:
-            for helper in helpers:
-                if not helper.cancel():  # a helper that never started has nothing to do
-                    helper.result()  # waits; re-raises an exception from a helper
-    return output
-
-
 def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal=False,
                                  scale=None, return_weights=False):
     r"""Scaled dot-product attention: ``softmax(query @ key.T * scale + mask) @ value``.
@@ -508,7 +396,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     Notes
     -----
     This is the plain path: it forms the (..., L, S) score matrix, then softmax,
-    then a second matrix product, exactly as the formula reads. Dividing by
+    then a second matrix product, exactly as the formula reads. Called without
+    ``return_weights`` on at least ``FAST_PATH_MIN_SCORES`` scores, it
+    returns :func:`lib.fast_attention.fast_attention` instead, the same function
+    computed on blocks of queries in parallel (equal to rounding). Dividing by
     :math:`\sqrt{E}` keeps the variance of a score near 1 when the entries of
     query and key are independent with unit variance (the variance of a sum of
     E unit-variance products is E), so the softmax does not saturate [1]_.
@@ -538,8 +429,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
         query, key, value, attn_mask, is_causal, scale)
     L, S = query.shape[-2], key.shape[-2]
     n_scores = L * S * int(np.prod(np.broadcast_shapes(query.shape[:-2], key.shape[:-2])))
-    if not return_weights and n_scores >= FAST_PATH_MIN_SCORES:
-        return _fast_attention(query, key, value, attn_mask, is_causal, scale).astype(
+    if not return_weights and n_scores >= FAST_PATH_MIN_SCORES:  # the same function, faster
+        return fast_attention(query, key, value, attn_mask, is_causal, scale).astype(
             out_dtype, copy=False)
 
     # The plain path: the formula, one line per step.
@@ -784,6 +675,9 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     are all masked has :math:`m = -\infty`; the shift then uses 0 in place of
     :math:`m'` ("safe max"), so no :math:`-\infty - (-\infty)` NaN appears and the
     row keeps :math:`\ell = 0`, :math:`\mathrm{acc} = 0`, giving a zero output.
+    An exponent too negative for the dtype (scores near -1e308 against a maximum near
+    1e308) rounds to -inf, whose exponential is the exact 0 that the true one rounds to,
+    as in :func:`softmax`.
 
     References
     ----------
@@ -842,8 +736,13 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
                 s += mask
             m_new = np.maximum(m, s.max(axis=-1))  # (..., lq)
             shift = np.where(m_new == -np.inf, 0.0, m_new).astype(query.dtype)  # safe max
-            alpha = np.exp(m - shift)  # (..., lq); 0 while the row had nothing
-            s -= shift[..., None]
+            # m <= shift and s <= shift, so both differences are <= 0 and can only overflow
+            # towards -inf (e.g. -1e308 - 1e308), where the exact exp underflows to 0 anyway:
+            # exp(-inf) = 0 is exact. For finite scores shift is finite: no inf - inf arises.
+            with np.errstate(over="ignore"):
+                decay = m - shift  # (..., lq), <= 0
+                s -= shift[..., None]  # (..., lq, bk), <= 0
+            alpha = np.exp(decay)  # (..., lq); 0 while the row had nothing
             p = np.exp(s, out=s)  # (..., lq, bk), in [0, 1]
             ell = alpha * ell + p.sum(axis=-1)  # (..., lq)
             acc = alpha[..., None] * acc + p @ value[..., cols, :]  # (..., lq, Ev)

@@ -1,17 +1,20 @@
-"""Tests of lib/attention.py: examples, properties (hypothesis), bad inputs, dtypes, and a
-differential test against PyTorch's SDPA when torch is importable."""
+"""Tests of the kernel, lib/attention.py, and of its fast path, lib/fast_attention.py:
+examples, properties (hypothesis), bad inputs, dtypes, extreme finite scores, threads and
+fork, and a differential test against PyTorch's SDPA when torch is importable."""
 
 import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
-
-from lib import attention
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from lib import attention
+from lib import fast_attention as fast
 from lib.attention import (causal_mask, memory_efficient_attention, multi_head_attention,
                            padding_mask, scaled_dot_product_attention, softmax)
 
@@ -160,6 +163,84 @@ def test_softmax_slices_sum_to_one_for_any_finite_input(x):
     p = softmax(x)
     assert np.all(p >= 0)
     np.testing.assert_allclose(p.sum(axis=-1), 1.0, rtol=1e-12)
+
+
+def test_softmax_allocates_no_more_than_the_exponentials_and_the_output():
+    import tracemalloc
+    x = np.random.default_rng(5).standard_normal((512, 512))
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    softmax(x)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    assert peak < 2.1 * x.nbytes, f"peak {peak / x.nbytes:.2f} arrays of the input's size"
+
+
+# The largest finite logits of each dtype: x - max(x) overflows for [big, -big].
+BIG = {np.float32: 3e38, np.float64: 1e308}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_extreme_finite_logits_are_exact_without_floating_point_errors(dtype):
+    big = BIG[dtype]
+    x = np.array([[big, big, -big], [-big, big, -big]], dtype=dtype)
+    with np.errstate(all="raise"):  # overflow, invalid, divide or underflow would raise
+        p = softmax(x)
+        p0 = softmax(x, axis=0)
+    np.testing.assert_array_equal(p, np.array([[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]], dtype))
+    np.testing.assert_array_equal(p0, np.array([[1.0, 0.5, 0.5], [0.0, 0.5, 0.5]], dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_extreme_finite_logits_with_where_and_fully_masked_rows(dtype):
+    big = BIG[dtype]
+    x = np.array([[big, -big, big], [-big, big, big], [big, -big, -big]], dtype=dtype)
+    where = np.array([[True, True, False], [True, False, False], [False, False, False]])
+    with np.errstate(all="raise"):
+        p = softmax(x, where=where)
+    np.testing.assert_array_equal(p, np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0],
+                                               [0.0, 0.0, 0.0]], dtype))
+
+
+def softmax_by_exact_shift(x, where):
+    """Softmax along the last axis that subtracts the maximum only where the difference
+    cannot overflow (exp(-1000) is 0 in float32 and float64, so the other weights are 0)."""
+    x = np.where(where, x, -np.inf)
+    m = x.max(axis=-1, keepdims=True)
+    m = np.where(m == -np.inf, 0, m).astype(x.dtype)
+    d = np.subtract(x, m, out=np.full_like(x, -np.inf), where=x >= m - 1000)
+    e = np.exp(d)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+@st.composite
+def logits_and_where(draw, dtype):
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=5))
+    width = np.finfo(dtype).bits
+    x = draw(hnp.arrays(dtype, shape, elements=st.floats(width=width, allow_nan=False,
+                                                         allow_infinity=False)))
+    return x, draw(hnp.arrays(np.bool_, shape))
+
+
+@given(st.sampled_from([np.float32, np.float64]).flatmap(logits_and_where))
+@example((np.array([1e308, 1e308, -1e308]), np.ones(3, bool)))
+@example((np.array([[3e38, -3e38], [-3e38, 3e38]], np.float32), np.ones((2, 2), bool)))
+def test_property_softmax_of_any_finite_logits_is_exact_and_raises_nothing(x_where):
+    x, where = x_where
+    dtype = x.dtype.type
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # underflow to 0 is fine
+        p = softmax(x, where=where)
+        p_all = softmax(x)
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(p, softmax_by_exact_shift(x, where), rtol=4 * eps, atol=0)
+    np.testing.assert_allclose(p_all, softmax_by_exact_shift(x, np.ones_like(where)),
+                               rtol=4 * eps, atol=0)
+    assert np.all((p >= 0) & (p <= 1)) and np.all(p[~where] == 0)
+    sums = p.sum(axis=-1)
+    np.testing.assert_allclose(sums[where.any(axis=-1)], 1.0, rtol=8 * eps)
+    np.testing.assert_array_equal(sums[~where.any(axis=-1)], 0.0)
 
 
 # ------------------------------------------------------------------------------- masks
@@ -555,12 +636,18 @@ def test_property_future_keys_do_not_change_causal_outputs(args, data):
     np.testing.assert_array_equal(out[: t + 1], out2[: t + 1])
 
 
-# ------------------------------------------------------------------------- fast path
+# ------------------------------------------------------- fast path (lib/fast_attention.py)
 @pytest.fixture
-def fast_everywhere(monkeypatch):
-    """Send every call without weights to the fast path, in blocks of 3 query rows."""
+def small_blocks(monkeypatch):
+    """Blocks of 3 query rows in the fast path: many tasks even for small inputs."""
+    monkeypatch.setattr(fast, "_FAST_BLOCK_ROWS", 3)
+
+
+@pytest.fixture
+def fast_everywhere(monkeypatch, small_blocks):
+    """Send every call without weights to the fast path, in blocks of 3 query rows. The
+    dispatch in lib.attention compares with the FAST_PATH_MIN_SCORES it imported."""
     monkeypatch.setattr(attention, "FAST_PATH_MIN_SCORES", 0)
-    monkeypatch.setattr(attention, "_FAST_BLOCK_ROWS", 3)
 
 
 def plain(q, k, v, **kwargs):
@@ -577,14 +664,25 @@ FAST_CASES = {
 }
 
 
+def fast_args(q, kwargs):
+    """The validated arguments fast_attention takes, for float64 inputs and FAST_CASES."""
+    return (kwargs.get("attn_mask"), kwargs.get("is_causal", False),
+            kwargs.get("scale", 1 / np.sqrt(q.shape[-1])))
+
+
+@pytest.mark.parametrize("call", ["dispatched", "fast_attention called directly"])
 @pytest.mark.parametrize("case", FAST_CASES)
 @pytest.mark.parametrize("L,S", [(7, 7), (4, 9), (10, 3), (1, 5)])
-def test_fast_path_matches_plain_path(fast_everywhere, case, L, S):
+def test_fast_path_matches_plain_path(fast_everywhere, call, case, L, S):
     rng = np.random.default_rng(60)
     q, k, v = random_qkv(rng, batch=(2,), L=L, S=S, E=5, Ev=4)
     kwargs = FAST_CASES[case](L, S, rng)
-    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, **kwargs),
-                               plain(q, k, v, **kwargs), rtol=0, atol=1e-13)
+    if call == "dispatched":
+        out = scaled_dot_product_attention(q, k, v, **kwargs)
+    else:  # validated inputs in: float64 arrays, the mask as given, the scale a float
+        out = fast.fast_attention(q, k, v, *fast_args(q, kwargs))
+    assert out.shape == (2, L, 4) and out.dtype == np.float64
+    np.testing.assert_allclose(out, plain(q, k, v, **kwargs), rtol=0, atol=1e-13)
 
 
 def test_fast_path_fully_masked_rows_are_zero(fast_everywhere):
@@ -639,7 +737,16 @@ def test_fast_path_does_not_modify_inputs(fast_everywhere):
     scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
-def test_fast_path_concurrent_calls_from_several_threads_agree(fast_everywhere):
+@pytest.mark.parametrize("L,S", [(3, 0), (0, 4), (0, 0)])
+def test_fast_attention_with_no_queries_or_no_keys(small_blocks, L, S):
+    q, k, v = random_qkv(np.random.default_rng(72), batch=(2,), L=L, S=S)
+    for mask in (None, np.zeros((L, S))):  # a float mask forces the max-shift pass
+        out = fast.fast_attention(q, k, v, mask, False, 0.5)
+        assert out.shape == (2, L, 6)
+        np.testing.assert_array_equal(out, 0.0)  # no key: zeros, as the plain path gives
+
+
+def test_fast_path_concurrent_calls_from_several_threads_agree(small_blocks):
     # Callers share one pool of helper threads; each call must still get its own answer.
     from concurrent.futures import ThreadPoolExecutor
 
@@ -648,46 +755,135 @@ def test_fast_path_concurrent_calls_from_several_threads_agree(fast_everywhere):
     expected = [plain(q, k, v, is_causal=True) for q, k, v in cases]
     with ThreadPoolExecutor(4) as callers:
         got = list(callers.map(
-            lambda qkv: scaled_dot_product_attention(*qkv, is_causal=True), cases * 3))
+            lambda qkv: fast.fast_attention(*qkv, None, True, 0.5), cases * 3))
     for out, ref in zip(got, expected * 3):
         np.testing.assert_allclose(out, ref, rtol=0, atol=1e-13)
 
 
 @pytest.mark.parametrize("workers", [1, 3])
-def test_fast_path_result_does_not_depend_on_the_number_of_workers(fast_everywhere,
+def test_fast_path_result_does_not_depend_on_the_number_of_workers(small_blocks,
                                                                     monkeypatch, workers):
-    monkeypatch.setattr(attention, "_n_workers", lambda: workers)
+    monkeypatch.setattr(fast, "_n_workers", lambda: workers)
     q, k, v = random_qkv(np.random.default_rng(70), batch=(2,), L=10, S=7)
-    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v),
+    np.testing.assert_allclose(fast.fast_attention(q, k, v, None, False, 0.5),
                                plain(q, k, v), rtol=0, atol=1e-13)
 
 
-def _attention_in_child(q, k, v):
-    return scaled_dot_product_attention(q, k, v)
+def _fast_attention_in_child(q, k, v):
+    return fast._executor is None, fast.fast_attention(q, k, v, None, False, 0.5)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_fast_path_works_in_a_child_forked_after_use(fast_everywhere):
+def test_fast_path_works_in_a_child_forked_after_use(small_blocks):
     # The helper threads are not copied by fork; the child must not wait for them.
     import multiprocessing
 
     q, k, v = random_qkv(np.random.default_rng(71), batch=(2,), L=9, S=9)
-    expected = scaled_dot_product_attention(q, k, v)  # starts the helper threads here
+    expected = fast.fast_attention(q, k, v, None, False, 0.5)  # starts the helper threads here
+    assert fast._executor is not None
     with multiprocessing.get_context("fork").Pool(1) as pool:
-        out = pool.apply_async(_attention_in_child, (q, k, v)).get(timeout=60)
+        started_afresh, out = pool.apply_async(_fast_attention_in_child, (q, k, v)).get(timeout=60)
+    assert started_afresh  # the child forgot the parent's pool before its first call
     np.testing.assert_array_equal(out, expected)
 
 
 def test_large_calls_without_weights_take_the_fast_path(monkeypatch):
     calls = []
-    fast = attention._fast_attention
-    monkeypatch.setattr(attention, "_fast_attention", lambda *a: calls.append(1) or fast(*a))
+    fast_attention = attention.fast_attention  # the name the dispatch calls
+    monkeypatch.setattr(attention, "fast_attention",
+                        lambda *a: calls.append(1) or fast_attention(*a))
     q, k, v = random_qkv(np.random.default_rng(67), L=300, S=300, E=8, Ev=8)
     out = scaled_dot_product_attention(q, k, v, is_causal=True)
     assert calls == [1]
     out_plain, _ = scaled_dot_product_attention(q, k, v, is_causal=True, return_weights=True)
     assert calls == [1]  # asking for the weights takes the plain path
     np.testing.assert_allclose(out, out_plain, atol=1e-13)
+
+
+def test_calls_below_the_threshold_take_the_plain_path(monkeypatch):
+    calls = []
+    monkeypatch.setattr(attention, "fast_attention", lambda *a: calls.append(1))
+    n = int(np.sqrt(attention.FAST_PATH_MIN_SCORES - 1))  # n * n scores: one too few at most
+    q, k, v = random_qkv(np.random.default_rng(73), L=n, S=n, E=4, Ev=4)
+    out = scaled_dot_product_attention(q, k, v)
+    assert calls == [] and out.shape == (n, 4)
+
+
+def test_public_names_of_both_modules():
+    assert attention.__all__ == ["softmax", "causal_mask", "padding_mask",
+                                 "scaled_dot_product_attention", "multi_head_attention",
+                                 "memory_efficient_attention"]
+    assert fast.__all__ == ["FAST_PATH_MIN_SCORES", "FAST_PATH_NO_SHIFT_BOUND", "fast_attention"]
+    # The threshold the dispatch uses is the fast module's, still importable from lib.attention.
+    assert attention.FAST_PATH_MIN_SCORES == fast.FAST_PATH_MIN_SCORES
+    assert attention.fast_attention is fast.fast_attention
+
+
+def test_fast_attention_module_does_not_import_lib_attention():
+    # lib.attention imports lib.fast_attention; the reverse would be a circular import.
+    code = "import sys, lib.fast_attention; assert 'lib.attention' not in sys.modules"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run([sys.executable, "-c", code], cwd=root, check=True)
+
+
+# ------------------------------------------------------- extreme finite scores, every path
+EXTREME_PATHS = {
+    "plain": lambda q, k, v, **kw: scaled_dot_product_attention(
+        q, k, v, return_weights=True, **kw)[0],
+    "memory-efficient, 1 key per block": lambda q, k, v, **kw: memory_efficient_attention(
+        q, k, v, block_size=1, **kw),
+    "memory-efficient, 2 keys per block": lambda q, k, v, **kw: memory_efficient_attention(
+        q, k, v, block_size=2, **kw),
+    "fast": lambda q, k, v, attn_mask=None, scale=None: fast.fast_attention(
+        q, k, v, attn_mask, False, scale),
+    "fast, dispatched": lambda q, k, v, **kw: scaled_dot_product_attention(q, k, v, **kw),
+}
+
+
+@pytest.mark.parametrize("path", EXTREME_PATHS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mask", ["none", "boolean", "float", "fully masked row"])
+def test_extreme_finite_scores_give_exact_outputs_without_floating_point_errors(
+        request, path, dtype, mask):
+    if path == "fast, dispatched":
+        request.getfixturevalue("fast_everywhere")
+    big = BIG[dtype]
+    q = np.array([[1.0], [-1.0]], dtype)  # E = 1 and scale 1: the scores are exactly +-big,
+    k = np.array([[big], [-big], [big]], dtype)  # so score - max overflows to -inf
+    v = np.array([[1.0, 0.0], [0.0, 1.0], [3.0, 0.0]], dtype)
+    expected = np.array([[2.0, 0.0], [0.0, 1.0]], dtype)  # weights [.5, 0, .5] and [0, 1, 0]
+    kwargs = {"scale": 1.0}
+    if mask == "boolean":
+        kwargs["attn_mask"] = np.array([[True, True, False], [True, True, True]])
+        expected[0] = [1.0, 0.0]  # weights [1, 0, 0]
+    elif mask == "float":
+        kwargs["attn_mask"] = np.zeros((2, 3), dtype)
+    elif mask == "fully masked row":
+        kwargs["attn_mask"] = np.array([[True, True, True], [False, False, False]])
+        expected[1] = 0.0
+    with np.errstate(all="raise"):  # overflow, invalid, divide or underflow would raise
+        out = EXTREME_PATHS[path](q, k, v, **kwargs)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("zero_query", [False, True])
+def test_fast_path_score_bound_that_overflows_keeps_the_shift(dtype, zero_query):
+    # |q|^2 overflows: the Cauchy-Schwarz bound is inf (or 0 * inf = NaN for a zero query),
+    # which must keep the max-shift pass and raise nothing.
+    big = BIG[dtype]
+    r = np.sqrt(big) * 4
+    q = np.array([[r], [-r]], dtype)  # |q|^2 = 16 big: overflows
+    k = np.array([[big / r], [-big / r], [big / r]], dtype)
+    v = np.array([[1.0, 0.0], [0.0, 1.0], [3.0, 0.0]], dtype)
+    expected = np.array([[2.0, 0.0], [0.0, 1.0]], dtype)
+    if zero_query:  # scores 0, |k|^2 overflows instead
+        q, k = np.zeros_like(q), k * r / (big / r)
+        expected = np.repeat(v.mean(axis=0, keepdims=True), 2, axis=0)
+    with np.errstate(all="raise"):
+        out = fast.fast_attention(q, k, v, None, False, 1.0)
+    np.testing.assert_allclose(out, expected, rtol=4 * np.finfo(dtype).eps, atol=0)
 
 
 # ------------------------------------------------------------------ multi-head attention
