@@ -61,6 +61,7 @@ def totals() -> dict:
         "pages_with_math": sum(1 for x in v if x.math_elements),
         "math_elements": sum(x.math_elements for x in v),
         "math_untypeset": sum(len(x.math_untypeset) + len(x.math_errors) for x in v),
+        "raw_tex_as_text": sum(len(x.raw_tex) for x in v),
         "images": sum(x.images for x in v),
         "images_without_alt": sum(len(x.images_without_alt) for x in v),
         "axe_serious_or_critical": sum(len(x.axe_light) + len(x.axe_dark) for x in v),

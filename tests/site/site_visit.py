@@ -43,18 +43,48 @@ WAIT_FOR_MATHJAX = """async () => {
   return true;
 }"""
 
+# TeX a reader would see as text: a backslash command or a `$` in any text on the page that
+# is not typeset math, code or an output (link text, headings, the sidebar and the
+# bibliography included). Runs after MathJax has typeset the page.
+RAW_TEX = r"""() => {
+  const skip = 'mjx-container, .katex, math, pre, code, kbd, samp, script, style, textarea, '
+             + '.cell_output, .output, .highlight, [aria-hidden="true"]';
+  const pattern = /\\[A-Za-z]+|\$/;
+  const found = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!parent || parent.closest(skip)) continue;
+    const text = node.textContent;
+    const m = text.match(pattern);
+    if (m) {
+      const at = Math.max(0, m.index - 40);
+      found.push(text.slice(at, m.index + 40).replace(/\s+/g, ' ').trim());
+    }
+  }
+  return found;
+}"""
+
+# On a page with an explorer (tools/explorers.js), its charts are drawn before the checks.
+WAIT_FOR_EXPLORERS = "() => window.courseExplorersReady ? window.courseExplorersReady.then(() => true) : true"
+
 INSPECT = """() => {
+  const rawTex = """ + RAW_TEX + """;
   const maths = [...document.querySelectorAll('span.math, div.math')];
   return {
     math: maths.length,
-    untypeset: maths.filter(m => !m.querySelector('mjx-container'))
+    // Typeset: by MathJax in the browser, or by KaTeX at build time (tools/page_speed.py),
+    // whose output must carry MathML for screen readers.
+    untypeset: maths.filter(m => !m.querySelector('mjx-container, .katex math'))
                     .map(m => m.textContent.trim().slice(0, 80)),
-    merrors: [...document.querySelectorAll('mjx-merror')].map(m => m.textContent.slice(0, 80)),
-    containers: document.querySelectorAll('mjx-container').length,
+    merrors: [...document.querySelectorAll('mjx-merror, .katex-error, .math-error')]
+               .map(m => m.textContent.slice(0, 80)),
+    containers: document.querySelectorAll('mjx-container, .katex').length,
     images: [...document.images].map(i => ({src: i.getAttribute('src') || '',
                                             alt: (i.getAttribute('alt') || '').trim()})),
     links: [...document.querySelectorAll('a[href]')].map(a => a.href),
     title: document.title,
+    rawTex: rawTex(),
   };
 }"""
 
@@ -76,6 +106,7 @@ class Visit:
     mjx_containers: int = 0
     math_untypeset: list = field(default_factory=list)
     math_errors: list = field(default_factory=list)
+    raw_tex: list = field(default_factory=list)     # TeX shown as text (see RAW_TEX)
     images: int = 0
     images_without_alt: list = field(default_factory=list)
     links: list = field(default_factory=list)
@@ -161,6 +192,7 @@ async def visit_page(browser, origin: str, page: str, shots: Path, site_root: Pa
     try:
         await tab.goto(f"{origin}/{page}", wait_until="load", timeout=TIMEOUT_MS)
         v.mathjax_loaded = await tab.evaluate(WAIT_FOR_MATHJAX)
+        await tab.evaluate(WAIT_FOR_EXPLORERS)
         await tab.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
         lap("load_and_typeset")
         v.url = tab.url
@@ -170,6 +202,7 @@ async def visit_page(browser, origin: str, page: str, shots: Path, site_root: Pa
         v.mjx_containers = found["containers"]
         v.math_untypeset = found["untypeset"]
         v.math_errors = found["merrors"]
+        v.raw_tex = found["rawTex"]
         v.images = len(found["images"])
         v.images_without_alt = [i["src"] for i in found["images"] if not i["alt"]]
         v.links = found["links"]
