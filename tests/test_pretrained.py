@@ -1,15 +1,20 @@
-"""Tests of lib/pretrained.py: the packaged model is the upstream one, and its attention,
-computed with the course's kernel, agrees with Hugging Face transformers.
+"""Tests of lib/pretrained.py: the packaged model is the upstream one, its attention,
+computed with the course's kernel, agrees with Hugging Face transformers, and the committed
+comparison that notebook 08 shows (lib/results/transformers_comparison.json, written by
+tools/compare_with_transformers.py) is up to date.
 
 The agreement tests need PyTorch and transformers, which are test-only dependencies
 (.ci/run installs them); without them they are skipped. They never touch the network:
 the model is loaded from the installed wheel's folder with ``local_files_only=True``.
 """
 
+import fnmatch
 import importlib.metadata
+import importlib.util
 import os
 import re
 import shutil
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -20,13 +25,22 @@ from lib.attention import scaled_dot_product_attention
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEEL_SHA256 = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
+
+
+def _load_tool(name):
+    """Import tools/<name>.py (tools/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+compare_tool = _load_tool("compare_with_transformers")  # imports neither torch nor transformers
 # Sentences of different lengths, so that the batch is padded; one is longer than the others.
-SENTENCES = ["The cat sat on the mat.",
-             "Attention lets every word in a sentence look at every other word.",
-             "Paris is the capital of France.",
-             "Hi!"]
-ATOL_PROBS = 1e-5  # layer 0's attention probabilities
-ATOL_OUTPUT = 5e-5  # the attention sublayer's output, LN(x + attention)
+SENTENCES = list(compare_tool.SENTENCES)
+ATOL_PROBS = compare_tool.TOLERANCE["probabilities"]  # layer 0's attention probabilities
+ATOL_OUTPUT = compare_tool.TOLERANCE["sublayer_output"]  # the sublayer's output, LN(x + attention)
+RERUN = "re-run `.venv/bin/python tools/compare_with_transformers.py` and commit its output"
 
 
 @pytest.fixture(scope="module")
@@ -48,27 +62,13 @@ def ours(model, batch):
 def reference(model, batch):
     """Hugging Face's BertModel on the same batch: (attention probabilities of layer 0,
     its attention sublayer's output, its embeddings), as float32 NumPy arrays."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")
         mp.setenv("TRANSFORMERS_OFFLINE", "1")
-        torch = pytest.importorskip("torch")
-        transformers = pytest.importorskip("transformers")
-        hf = transformers.BertModel.from_pretrained(
-            str(model.path), local_files_only=True, attn_implementation="eager").eval()
-        captured = {}
-        hooks = [hf.embeddings.register_forward_hook(
-                     lambda mod, args, out: captured.__setitem__("embeddings", out)),
-                 hf.encoder.layer[0].attention.register_forward_hook(
-                     lambda mod, args, out: captured.__setitem__("sublayer", out))]
-        with torch.no_grad():
-            result = hf(input_ids=torch.from_numpy(batch.input_ids),
-                        attention_mask=torch.from_numpy(batch.key_mask.astype(np.int64)),
-                        output_attentions=True)
-        for hook in hooks:
-            hook.remove()
-    sublayer = captured["sublayer"]
-    sublayer = sublayer[0] if isinstance(sublayer, tuple) else sublayer
-    return (result.attentions[0].numpy(), sublayer.numpy(), captured["embeddings"].numpy())
+        ref = compare_tool.transformers_layer(model, batch)
+    return ref["probabilities"], ref["sublayer_output"], ref["embeddings"]
 
 
 # --------------------------------------------------------------- installation and files
@@ -221,3 +221,74 @@ def test_layer0_attention_sublayer_output_agrees_with_transformers(ours, referen
     _, sublayer, _ = reference
     assert sublayer.shape == ours.output.shape
     np.testing.assert_allclose(ours.output, sublayer, rtol=0, atol=ATOL_OUTPUT)
+
+
+# ------------------------------------------------ the committed comparison (notebook 08)
+@pytest.fixture(scope="module")
+def committed():
+    return pretrained.load_comparison()
+
+
+def test_comparison_file_is_declared_package_data():
+    # Colab installs lib from git as a wheel: the file reaches it only as package data.
+    path = ROOT / "lib" / pretrained.COMPARISON_RESOURCE
+    assert path.is_file() and path == compare_tool.RESULT
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    shipped = [package for package, patterns in setuptools.get("package-data", {}).items()
+               if package in setuptools["packages"]
+               and path.parent == ROOT.joinpath(*package.split("."))
+               and any(fnmatch.fnmatch(path.name, p) for p in patterns)]
+    assert shipped, (f"pyproject.toml's [tool.setuptools] packages and package-data do not "
+                     f"ship {path.relative_to(ROOT)}")
+
+
+def test_comparison_file_describes_this_comparison(committed, model, batch):
+    assert committed["sentences"] == SENTENCES
+    assert committed["batch_shape"] == list(batch.input_ids.shape)
+    assert committed["tolerance"] == compare_tool.TOLERANCE
+    assert committed["weights_sha256"] == pretrained.WEIGHTS_SHA256
+    assert [h["head"] for h in committed["heads"]] == list(range(model.num_heads))
+    assert set(committed["versions"]) == {"transformers", "torch", "numpy"}
+    assert pretrained.load_comparison() == committed  # read twice, the same
+
+
+def test_comparison_file_is_within_its_tolerances(committed):
+    tol = committed["tolerance"]
+    for h in committed["heads"]:
+        assert 0 <= h["probabilities"] <= tol["probabilities"], h
+        assert 0 <= h["head_output"] <= tol["head_output"], h
+    assert 0 <= committed["sublayer_output"] <= tol["sublayer_output"]
+
+
+def test_comparison_file_has_the_installed_versions(committed):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    assert committed["versions"] == compare_tool.versions(), f"stale: {RERUN}"
+
+
+@pytest.fixture(scope="module")
+def recomputed(model):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("TRANSFORMERS_OFFLINE", "1")
+        return compare_tool.compare(model)
+
+
+def test_comparison_file_has_the_recomputed_numbers(committed, recomputed):
+    assert recomputed["versions"] == committed["versions"], f"stale: {RERUN}"
+    if recomputed["machine"] != committed["machine"]:
+        pytest.skip(f"the file was written on {committed['machine']}, this machine is "
+                    f"{recomputed['machine']}: float32 rounding differs between them, so the "
+                    f"numbers cannot be compared tightly (versions and tolerances are checked)")
+    numbers = ("heads", "sublayer_output", "embeddings")
+    for key in recomputed.keys() | committed.keys():
+        if key not in numbers:
+            assert recomputed.get(key) == committed.get(key), f"{key} changed: {RERUN}"
+    atol = compare_tool.STALE_ATOL
+    for new, old in zip(recomputed["heads"], committed["heads"], strict=True):
+        for key in ("probabilities", "head_output"):
+            assert abs(new[key] - old[key]) <= atol, f"head {new['head']} {key}: stale, {RERUN}"
+    for key in ("sublayer_output", "embeddings"):
+        assert abs(recomputed[key] - committed[key]) <= atol, f"{key}: stale, {RERUN}"
