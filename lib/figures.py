@@ -490,48 +490,78 @@ def plot_score_variance(dims, var_unscaled, var_scaled):
     return fig
 
 
-def plot_softmax_saturation(dims, max_weight, entropy, jac_norm, *, n_keys):
-    """Draw three symptoms of softmax saturation against E, one panel each.
+def _rows(values, n, name):
+    """Return per-row ``values`` as a 2-D float array of shape (n, R), or raise ValueError."""
+    try:
+        values = np.asarray(values, dtype=float)
+    except ValueError:  # a ragged list of rows
+        raise ValueError(f"{name} must have shape ({n}, R), R values per E, "
+                         f"got rows of different lengths") from None
+    if values.ndim != 2 or values.shape[0] != n or values.shape[1] == 0:
+        raise ValueError(f"{name} must have shape ({n}, R), R values per E, "
+                         f"got shape {values.shape}")
+    return values
 
-    Panels, left to right: the average largest attention weight of a row, the
-    average entropy of a row (in nats), and the average spectral norm of the
-    softmax Jacobian ``diag(p) - p p^T``. Each panel draws one line per entry of the
-    mappings (for example "no scaling" and "scaled by 1/sqrt(E)"), with the same
-    colour and marker in every panel, and grey reference lines for a uniform row
-    (every weight ``1 / n_keys``) and, where it differs, a one-hot row. The x axis
-    is logarithmic with base 2.
+
+def plot_softmax_saturation(dims, max_weight, entropy, jac_norm, query_factor, *, n_keys):
+    """Draw four per-row measures of softmax saturation against E: median and quartiles.
+
+    Each measure is given row by row (R rows at every E); each panel draws, for every
+    entry of the mappings (for example "no scaling" and "scaled by 1/sqrt(E)"), the
+    median over the rows as a line with markers and the band between the first and
+    third quartiles, with the same colour and marker in every panel. Panels, in
+    reading order: the largest attention weight of a row and the entropy of a row in
+    nats (linear axes), the spectral norm of the row's softmax Jacobian
+    ``diag(p) - p p^T``, and the largest factor from the gradient at the weights to
+    the gradient at the query, ``||c K^T J||_2`` (logarithmic axes, base 10, since the
+    medians of saturated rows span many orders of magnitude). Grey lines mark a
+    uniform row (every weight ``1 / n_keys``) and a one-hot row, where the axis can
+    show them. The x axes are logarithmic with base 2.
 
     Parameters
     ----------
     dims : array_like, shape (n,)
         The numbers of features E at which the rows were sampled (positive).
-    max_weight, entropy, jac_norm : mapping of str to array_like, shape (n,)
-        Legend label -> measured average at each E. The three mappings must have
-        the same labels in the same order.
+    max_weight, entropy, jac_norm, query_factor : mapping of str to array_like, shape (n, R)
+        Legend label -> the measure of each of R rows at each E (a list of n arrays of
+        shape (R,) will do). The four mappings must have the same labels in the same
+        order; R may differ between labels.
     n_keys : int
         Number of keys S in a row, which fixes the reference lines:
         largest weight ``1/S`` (uniform) and 1 (one-hot); entropy ``log S``
-        (uniform) and 0 (one-hot); Jacobian norm ``1/S`` (uniform) and 0 (one-hot).
+        (uniform) and 0 (one-hot); Jacobian norm ``1/S`` (uniform; the one-hot
+        value 0 is off a logarithmic axis). The query factor has none: it depends on
+        the keys.
 
     Returns
     -------
     matplotlib.figure.Figure
-        Three axes. In each, the first lines are the measurements in the order
-        of the mapping, followed by the reference lines.
+        Four axes in a 2 x 2 grid. In each, the first lines are the medians in the
+        order of the mapping (the bands are the collections in the same order),
+        followed by the reference lines.
 
     Raises
     ------
     ValueError
         If ``dims`` is not a nonempty 1-D array of positive numbers, ``n_keys`` is
-        not an integer of at least 2, the mappings' labels differ, or a curve does
-        not have one value per E.
+        not an integer of at least 2, the mappings' labels differ, or a measure does
+        not have shape (n, R) with R >= 1.
+
+    Notes
+    -----
+    A median with a quartile band, not a mean, because the rows do not saturate
+    together: at large E without scaling most rows are nearly one-hot and a minority
+    are not, and a mean over the rows lies between the two groups, describing
+    neither. Values at or below 0 are not drawn on the logarithmic axes.
 
     Examples
     --------
-    >>> fig = plot_softmax_saturation(
-    ...     [2, 4], {"a": [0.3, 0.5]}, {"a": [2.0, 1.5]}, {"a": [0.2, 0.25]}, n_keys=16)
-    >>> len(fig.axes), fig.axes[2].lines[0].get_ydata().tolist()
-    (3, [0.2, 0.25])
+    >>> rows = {"a": [[0.2, 0.3, 0.4], [0.5, 0.6, 0.7]]}  # n = 2 values of E, R = 3 rows
+    >>> fig = plot_softmax_saturation([2, 4], rows, rows, rows, rows, n_keys=16)
+    >>> len(fig.axes), fig.axes[2].lines[0].get_ydata().tolist()  # the medians
+    (4, [0.3, 0.6])
+    >>> fig.axes[2].get_yscale(), fig.axes[0].get_yscale()
+    ('log', 'linear')
     >>> plt.close(fig)
     """
     dims = _dims(dims)
@@ -539,27 +569,36 @@ def plot_softmax_saturation(dims, max_weight, entropy, jac_norm, *, n_keys):
             or n_keys < 2:
         raise ValueError(f"n_keys must be an integer >= 2, got {n_keys!r}")
     labels = list(max_weight)
-    if list(entropy) != labels or list(jac_norm) != labels:
-        raise ValueError(f"max_weight, entropy and jac_norm must have the same labels in the "
-                         f"same order, got {labels}, {list(entropy)} and {list(jac_norm)}")
+    if any(list(m) != labels for m in (entropy, jac_norm, query_factor)):
+        raise ValueError(f"max_weight, entropy, jac_norm and query_factor must have the same "
+                         f"labels in the same order, got {labels}, {list(entropy)}, "
+                         f"{list(jac_norm)} and {list(query_factor)}")
 
-    panels = [
-        (max_weight, "mean largest weight of a row", [(1.0, "one-hot: 1"),
-                                                 (1.0 / n_keys, f"uniform: 1/{n_keys}")]),
-        (entropy, "mean entropy of a row (nats)", [(np.log(n_keys), f"uniform: log {n_keys}"),
-                                              (0.0, "one-hot: 0")]),
-        (jac_norm, r"mean $\|J\|_2$ of the softmax Jacobian",
-         [(1.0 / n_keys, f"uniform: 1/{n_keys}"), (0.0, "one-hot: 0")]),
+    panels = [  # (measure, y label, log y axis, reference lines)
+        (max_weight, "largest weight of a row", False,
+         [(1.0, "one-hot: 1"), (1.0 / n_keys, f"uniform: 1/{n_keys}")]),
+        (entropy, "entropy of a row (nats)", False,
+         [(np.log(n_keys), f"uniform: log {n_keys}"), (0.0, "one-hot: 0")]),
+        (jac_norm, r"$\|J\|_2$ (weights $\to$ scores)", True,
+         [(1.0 / n_keys, f"uniform: 1/{n_keys}")]),
+        (query_factor, r"$\|c\,K^\top J\|_2$ (weights $\to$ query)", True, []),
     ]
-    fig, axes = new_figure(3, width=4.2, height=3.6)
-    for ax, (curves, ylabel, references) in zip(axes, panels):
+    fig, axes = plt.subplots(2, 2, figsize=(8.0, 6.4), facecolor=BACKGROUND,
+                             layout="constrained")
+    for ax, (measure, ylabel, log_y, references) in zip(axes.flat, panels):
+        ax.set_facecolor(BACKGROUND)
         for i, label in enumerate(labels):
-            values = _curve(curves[label], dims.size, f"the curve {label!r}")
-            ax.plot(dims, values, ["o-", "s-", "^-", "D-"][i % 4], color=f"C{(3, 0, 2, 1)[i % 4]}",
-                    label=label)
+            values = _rows(measure[label], dims.size, f"the measure {label!r}")
+            q1, median, q3 = np.percentile(values, [25, 50, 75], axis=1)  # each (n,)
+            color = f"C{(3, 0, 2, 1)[i % 4]}"
+            ax.plot(dims, median, ["o-", "s-", "^-", "D-"][i % 4], color=color,
+                    label=f"{label} (median)")
+            ax.fill_between(dims, q1, q3, color=color, alpha=0.2, linewidth=0)
         for (y, ref_label), style in zip(references, ["--", ":"]):
             ax.axhline(y, linestyle=style, color="0.45", zorder=0, label=ref_label)
         ax.set_xscale("log", base=2)
+        if log_y:
+            ax.set_yscale("log")
         ax.set_xlabel("$E$")
         ax.set_ylabel(ylabel)
         ax.grid(True, which="major", color="0.9")

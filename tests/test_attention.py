@@ -1181,3 +1181,13 @@ def test_fast_path_agrees_with_torch_on_large_inputs(torch, dtype, kind):
         *(torch.from_numpy(a) for a in (q, k, v)), **tkwargs).numpy()
     tol = 1e-12 if dtype == np.float64 else 1e-5
     np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
+
+
+def test_pytorch_claims_of_exercise_3_4(torch):
+    # notebooks/03_masking.md, solution of the float16 exercise, says what PyTorch does with
+    # the -1e9 fill in float16 without running it on the page; these are those claims.
+    scores = torch.zeros(2, dtype=torch.float16)
+    mask = torch.tensor([True, False])
+    with pytest.raises(RuntimeError, match="cannot be converted to type c10::Half without overflow"):
+        scores.masked_fill(mask, -1e9)
+    assert torch.isneginf(torch.tensor(-1e9).half())

@@ -225,15 +225,18 @@ def test_plot_mask_and_weights_rejects_wrong_number_of_titles():
 
 
 # --- variance scaling notebook (04) -------------------------------------------------
-def _saturation_figure():
-    dims = [2, 4, 8]
-    return figures.plot_softmax_saturation(
-        dims,
-        {"no scaling": [0.3, 0.6, 0.9], "scaled": [0.2, 0.2, 0.2]},
-        {"no scaling": [2.0, 1.0, 0.3], "scaled": [2.4, 2.4, 2.4]},
-        {"no scaling": [0.25, 0.2, 0.05], "scaled": [0.2, 0.2, 0.2]},
-        n_keys=16,
-    )
+SATURATION_DIMS = [2, 4, 8]
+# R = 5 rows per E; the rows of "no scaling" are deliberately not sorted
+SATURATION_ROWS = {
+    "no scaling": [[0.1, 0.5, 0.3, 0.2, 0.4], [0.9, 0.6, 0.2, 0.7, 0.8], [1.0, 0.99, 0.1, 0.95, 0.9]],
+    "scaled": [[0.2] * 5, [0.2, 0.1, 0.3, 0.2, 0.2], [0.25, 0.2, 0.2, 0.15, 0.2]],
+}
+
+
+def _saturation_figure(**measures):
+    rows = {name: measures.get(name, SATURATION_ROWS)
+            for name in ("max_weight", "entropy", "jac_norm", "query_factor")}
+    return figures.plot_softmax_saturation(SATURATION_DIMS, **rows, n_keys=16)
 
 
 def test_plot_score_variance_returns_figure_with_opaque_background():
@@ -272,25 +275,49 @@ def test_plot_score_variance_rejects_bad_dims(dims):
         figures.plot_score_variance(dims, [1.0, 1.0], [1.0, 1.0])
 
 
-def test_plot_softmax_saturation_draws_three_log2_panels_on_white():
+def test_plot_softmax_saturation_draws_four_log2_panels_on_white():
     fig = _saturation_figure()
     assert fig.get_facecolor() == (1.0, 1.0, 1.0, 1.0)
-    assert len(fig.axes) == 3
+    assert len(fig.axes) == 4
     for ax in fig.axes:
         assert ax.get_facecolor() == (1.0, 1.0, 1.0, 1.0)
         assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
         assert ax.get_xlabel() and ax.get_ylabel()
 
 
-def test_plot_softmax_saturation_draws_each_curve_in_its_panel_in_mapping_order():
+def test_plot_softmax_saturation_puts_the_gradient_factors_on_log_axes():
     axes = _saturation_figure().axes
-    np.testing.assert_array_equal(axes[0].lines[0].get_ydata(), [0.3, 0.6, 0.9])
-    np.testing.assert_array_equal(axes[1].lines[1].get_ydata(), [2.4, 2.4, 2.4])
-    np.testing.assert_array_equal(axes[2].lines[0].get_ydata(), [0.25, 0.2, 0.05])
+    assert [ax.get_yscale() for ax in axes] == ["linear", "linear", "log", "log"]
+
+
+def test_plot_softmax_saturation_draws_the_median_of_the_rows_not_the_mean():
+    skewed = {"no scaling": [[0.0, 0.0, 0.0, 0.0, 1.0]] * 3, "scaled": [[0.2] * 5] * 3}
+    axes = _saturation_figure(max_weight=skewed).axes
+    np.testing.assert_array_equal(axes[0].lines[0].get_xdata(), SATURATION_DIMS)
+    np.testing.assert_array_equal(axes[0].lines[0].get_ydata(), [0.0, 0.0, 0.0])  # mean 0.2
+    np.testing.assert_array_equal(axes[2].lines[0].get_ydata(), [0.3, 0.7, 0.95])
+    np.testing.assert_array_equal(axes[3].lines[1].get_ydata(), [0.2, 0.2, 0.2])
+
+
+def test_plot_softmax_saturation_shades_the_quartiles_of_each_curve():
+    axes = _saturation_figure().axes
     for ax in axes:
+        assert len(ax.collections) == 2  # one band per label
+    band = axes[0].collections[0].get_paths()[0].vertices  # the polygon q1 -> q3
+    rows = np.array(SATURATION_ROWS["no scaling"])
+    q1, q3 = np.percentile(rows, [25, 75], axis=1)
+    for y in np.concatenate([q1, q3]):
+        assert np.any(np.isclose(band[:, 1], y))
+    assert not np.any(np.isclose(band[:, 1], rows.max(axis=1)[0]))  # not min to max
+
+
+def test_plot_softmax_saturation_keeps_each_label_in_one_style_in_mapping_order():
+    for ax in _saturation_figure().axes:
         legend = [t.get_text() for t in ax.get_legend().get_texts()]
-        assert legend[:2] == ["no scaling", "scaled"]
+        assert legend[0].startswith("no scaling") and legend[1].startswith("scaled")
         assert ax.lines[0].get_color() != ax.lines[1].get_color()
+    colors = {ax.lines[0].get_color() for ax in _saturation_figure().axes}
+    assert len(colors) == 1
 
 
 def test_plot_softmax_saturation_draws_uniform_and_one_hot_references():
@@ -298,26 +325,35 @@ def test_plot_softmax_saturation_draws_uniform_and_one_hot_references():
     assert axes[0].lines[2].get_ydata()[0] == 1.0
     assert axes[0].lines[3].get_ydata()[0] == 1 / 16
     assert axes[1].lines[2].get_ydata()[0] == pytest.approx(np.log(16))
+    assert axes[1].lines[3].get_ydata()[0] == 0.0
     assert axes[2].lines[2].get_ydata()[0] == 1 / 16
+    assert len(axes[2].lines) == 3 and len(axes[3].lines) == 2  # no 0 on a log axis
 
 
 def test_plot_softmax_saturation_rejects_mismatched_labels():
+    one = {"a": [[1.0]]}
     with pytest.raises(ValueError, match="same labels"):
-        figures.plot_softmax_saturation([2], {"a": [1.0]}, {"b": [1.0]}, {"a": [1.0]},
-                                        n_keys=4)
+        figures.plot_softmax_saturation([2], one, one, one, {"b": [[1.0]]}, n_keys=4)
 
 
-def test_plot_softmax_saturation_rejects_a_curve_of_the_wrong_length():
-    with pytest.raises(ValueError, match=r"'a' must have shape \(2,\)"):
-        figures.plot_softmax_saturation([2, 4], {"a": [1.0]}, {"a": [1.0, 1.0]},
-                                        {"a": [1.0, 1.0]}, n_keys=4)
+@pytest.mark.parametrize("rows, found", [
+    ([1.0, 1.0], r"got shape \(2,\)"),  # one value per E, not one per row
+    ([[1.0, 2.0]], r"got shape \(1, 2\)"),  # rows for one E only
+    ([[1.0, 2.0], [1.0]], "different lengths"),
+    (np.ones((2, 0)), r"got shape \(2, 0\)"),
+])
+def test_plot_softmax_saturation_rejects_a_measure_of_the_wrong_shape(rows, found):
+    good = {"a": [[1.0], [1.0]]}
+    with pytest.raises(ValueError, match=r"'a' must have shape \(2, R\)") as info:
+        figures.plot_softmax_saturation([2, 4], good, good, {"a": rows}, good, n_keys=4)
+    assert info.match(found)
 
 
 @pytest.mark.parametrize("n_keys", [1, 2.5, True])
 def test_plot_softmax_saturation_rejects_bad_number_of_keys(n_keys):
+    one = {"a": [[1.0]]}
     with pytest.raises(ValueError, match="n_keys"):
-        figures.plot_softmax_saturation([2], {"a": [1.0]}, {"a": [1.0]}, {"a": [1.0]},
-                                        n_keys=n_keys)
+        figures.plot_softmax_saturation([2], one, one, one, one, n_keys=n_keys)
 
 
 # --- stable softmax notebook (05) ---------------------------------------------------

@@ -1,11 +1,16 @@
 """Checks, without a browser, that the pages for people cannot drift from the notebooks
-and that Binder is set up the way the launch buttons and the troubleshooting page say."""
+(exercises listed, study times computed by tools/study_time.py rather than typed) and that
+Binder is set up the way the launch buttons and the troubleshooting page say."""
 
 import re
+import sys
 
 import pytest
 import yaml
 from site_config import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import study_time  # noqa: E402
 
 GUIDE = ROOT / "chapters" / "instructor_guide.md"
 
@@ -50,14 +55,33 @@ def test_instructor_guide_has_every_chapter_of_the_table_of_contents():
     assert set(chapters) <= listed, f"not in the guide: {set(chapters) - listed}"
 
 
+def chapter_notebooks():
+    """Chapter page stem -> the name of its notebook, as `_toc.yml` nests them."""
+    return {page.rsplit("/", 1)[-1]: name for page, name in study_time.chapters(ROOT)}
+
+
 @pytest.mark.parametrize("label", list(chapter_items()))
-def test_instructor_guide_times_are_the_chapter_pages_times(label):
+def test_instructor_guide_computes_each_chapters_times_from_its_notebook(label):
+    # No time is typed: the guide's item and the chapter page both ask tools/study_time.py
+    # for the times of the notebook that _toc.yml puts under the chapter page.
     item = chapter_items()[label]
-    page = chapter_page(label).read_text()
-    guide_time = re.search(r"\*Time:\* about (\d+) minutes", item)
-    page_time = re.search(r"\*\*Time:\*\* about (\d+) minutes", page)
-    assert guide_time and page_time, label
-    assert guide_time[1] == page_time[1], f"{label}: guide {guide_time[1]}, page {page_time[1]}"
+    page = chapter_page(label)
+    notebook = chapter_notebooks()[page.stem]
+    assert not re.search(r"about \d+ minutes", item), f"{label}: a time typed by hand"
+    for role in (f"{{study-time}}`{notebook}:core`", f"{{study-time}}`{notebook}:full`",
+                 f"{{core-path}}`{notebook}`"):
+        assert role in item, f"guide, {label}: no {role}"
+        assert role in page.read_text(), f"{page.name}: no {role}"
+
+
+def test_instructor_guide_shows_the_study_time_table_and_the_rule():
+    guide = GUIDE.read_text()
+    assert "```{study-time-table}" in guide
+    for constant in ("WORDS_PER_MINUTE", "SECONDS_PER_CODE_LINE", "MINUTES_PER_EXERCISE",
+                     "ROUND_TO"):
+        assert f"{{study-time-constant}}`{constant}`" in guide, constant
+    assert "seven and a half hours" not in guide
+    assert "either order" not in guide
 
 
 def test_binder_installs_the_repository_and_opens_md_as_notebooks():

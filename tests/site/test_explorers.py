@@ -134,7 +134,11 @@ def tabs(browser, origin):
 
 
 def box(tabs, name):
-    return tabs[name].tab.locator(f"#explorer-{name}")
+    # scrolled into view as a reader would: the site renders sections off screen lazily
+    # (content-visibility: auto), and a skipped section has no rendered text
+    b = tabs[name].tab.locator(f"#explorer-{name}")
+    b.scroll_into_view_if_needed()
+    return b
 
 
 def control(tabs, name, label, role="slider"):
@@ -172,7 +176,11 @@ def test_explorer_draws_from_the_sites_own_files(tabs, name):
     assert not b.locator(".explorer-fallback").is_visible()
     # the text alternative: the chart (Vega's graphics document) is named by the
     # explorer's description, which is also shown above it
-    description = b.locator(".explorer-description").inner_text().strip()
+    shown = b.locator(".explorer-description")
+    assert shown.is_visible()
+    # textContent: Chromium's innerText is empty inside a section that the site lets the
+    # browser render lazily (content-visibility: auto), even once it is on screen
+    description = shown.text_content().strip()
     assert len(description) > 60
     chart = b.locator(".explorer-chart")
     assert chart.get_attribute("role") == "graphics-document"
