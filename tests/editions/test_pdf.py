@@ -1,0 +1,124 @@
+"""The PDFs (`make pdf`, _build/pdf/): every chapter title, every exercise numbered as on the
+site, solutions in the full edition only, figures, the version on the title page, and no raw
+TeX (a backslash command or a `$`) outside the code listings. Read with pdftotext."""
+
+import os
+import re
+import subprocess
+import tomllib
+from functools import cache
+from pathlib import Path
+
+import nbformat
+import pytest
+from tests.book_toc import toc_files
+from tests.edition_text import SOURCES, exercises, needles, squash
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("BUILD_DIR", ROOT / "_build"))
+PDFS = {"full": BUILD / "pdf" / "attention-as-linear-algebra.pdf",
+        "student": BUILD / "pdf" / "attention-as-linear-algebra-student.pdf"}
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+NOTEBOOKS = [f for f in toc_files() if f.startswith("notebooks/")]   # in the book's order
+TEX = re.compile(r"\\[A-Za-z]+|\$")
+
+
+@cache
+def pdf_text(edition, *pages) -> str:
+    args = ["pdftotext", "-enc", "UTF-8"]
+    if pages:
+        args += ["-f", str(pages[0]), "-l", str(pages[1])]
+    return subprocess.run([*args, str(PDFS[edition]), "-"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def exercise_numbers():
+    """'Exercise 3.2' for chapter 3's second exercise, as the site numbers them."""
+    for chapter, name in enumerate(NOTEBOOKS, start=1):
+        md = ROOT / f"{name}.md"
+        for k, label in enumerate(exercises(md), start=1):
+            yield label, f"Exercise {chapter}.{k}"
+
+
+def title_pieces(path):
+    """The plain-text pieces of a page's first heading (its math is typeset, not text)."""
+    title = re.search(r"^# (.+)$", (ROOT / f"{path}.md").read_text(), re.M)[1]
+    return [p.strip(" :,;") for p in re.split(r"\$[^$]*\$|\{[^}]*\}`[^`]*`|`[^`]*`", title)
+            if len(p.strip(" :,;")) >= 4]
+
+
+@pytest.fixture(scope="module", params=["full", "student"])
+def edition(request):
+    assert PDFS[request.param].exists(), f"run `make pdf` ({PDFS[request.param]} is missing)"
+    return request.param
+
+
+def test_title_page_names_the_book_edition_and_version(edition):
+    first = squash(pdf_text(edition, 1, 1))
+    assert "Attention as Linear Algebra" in first and f"Version {VERSION}" in first
+    assert ("Student edition" in first) == (edition == "student")
+
+
+def test_table_of_contents_lists_every_chapter(edition):
+    contents = squash(pdf_text(edition, 2, 3))
+    assert "Contents" in contents
+    for path in toc_files():
+        for piece in title_pieces(path):
+            assert piece in contents, f"the contents lack {path}'s title ({piece!r})"
+
+
+def test_every_chapter_title_is_there(edition):
+    text = squash(pdf_text(edition))
+    for path in toc_files():
+        for piece in title_pieces(path):
+            assert text.count(piece) >= 2, f"{path}'s title ({piece!r}) is not in the book"
+
+
+def test_every_exercise_is_numbered_and_solutions_only_in_the_full_edition(edition):
+    text = squash(pdf_text(edition))
+    for label, number in exercise_numbers():
+        assert f"{number} " in text or text.endswith(number), f"{number} ({label}) is missing"
+        assert (f"Solution to {number}" in text) == (edition == "full"), f"{edition}: {number}'s solution"
+    leaked = [n for md in SOURCES for n in needles(md) if squash(n) in text]
+    if edition == "student":
+        assert not leaked, f"solution text in the student PDF: {leaked[:5]}"
+    else:
+        assert len(leaked) >= 0.9 * sum(len(needles(md)) for md in SOURCES)
+
+
+@cache
+def code_cells() -> str:
+    """The code cells, where `$` and backslashes are meant."""
+    return squash("\n".join(c.source for md in SOURCES
+                             for c in nbformat.read(md.with_suffix(".ipynb"), 4).cells
+                             if c.cell_type == "code"))
+
+
+@cache
+def inline_code() -> tuple[str, ...]:
+    """The pages' inline code that contains `$` or a backslash (shown as written)."""
+    spans = {span for path in toc_files()
+             for span in re.findall(r"(?<![`{])`([^`\n]+)`", (ROOT / f"{path}.md").read_text())}
+    return tuple(sorted((s for s in spans if TEX.search(s)), key=len, reverse=True))
+
+
+def test_no_raw_tex_outside_code(edition):
+    raw = []
+    for line in pdf_text(edition).splitlines():
+        prose = line
+        for span in inline_code():
+            prose = prose.replace(span, " ")
+        if TEX.search(prose) and squash(line) not in code_cells():
+            raw.append(line)
+    assert not raw, f"raw TeX in the {edition} PDF:\n" + "\n".join(raw[:20])
+
+
+def test_figures_are_there(edition):
+    listing = subprocess.run(["pdfimages", "-list", str(PDFS[edition])], capture_output=True,
+                             text=True, check=True).stdout.splitlines()[2:]
+    folder = ROOT / "notebooks" / ("student" if edition == "student" else "")
+    figures = sum("image/png" in o.get("data", {}) for md in SOURCES
+                  for c in nbformat.read(folder / f"{md.stem}.ipynb", 4).cells
+                  if c.cell_type == "code" and "remove-output" not in c.metadata.get("tags", [])
+                  for o in c.outputs)
+    assert len(listing) >= figures, f"{len(listing)} images in the PDF, {figures} figures in the notebooks"

@@ -1,0 +1,110 @@
+"""A Sphinx extension, loaded by `_config.yml` (`sphinx.local_extensions`), for the book's two
+editions: the full one (`make book`) and the student one (`make book-student`), which is the
+same sources built with sphinx-exercise's own `hide_solutions = True` (set by the student
+configuration that `tools/student_edition.py` writes).
+
+1. Gated solutions hidden too. sphinx-exercise 1.2.1 hides a `{solution}` block when
+   `hide_solutions` is set, but a gated one (`{solution-start}` ... `{solution-end}`, used
+   where a solution has code cells) is not: its start directive returns nothing, so the
+   solution's paragraphs and code cells stay on the page and the orphaned end marker
+   crashes the HTML writer (upstream issue executablebooks/sphinx-exercise#89, open). Here
+   the start directive always builds its node, sphinx-exercise's own transform merges the
+   gated solution into one solution node as usual, and, when `hide_solutions` is set, a
+   transform that runs right after it removes those merged solution nodes.
+2. The version: `release` and `version` come from `pyproject.toml` (the course's one version
+   number), and the footer of every page shows it, with a link to the edition's PDF
+   (`make pdf` puts it at the root of the site).
+3. Downloads are the committed files. The theme offers, as a notebook page's `.ipynb`,
+   the notebook this build executed; after the build it is replaced by the committed
+   reference `notebooks/<name>.ipynb`, or in the student edition by the generated
+   `notebooks/student/<name>.ipynb` (and its `.md`), which have no solutions.
+"""
+
+import html
+import shutil
+import tomllib
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.transforms import SphinxTransform
+from sphinx_exercise.directive import SolutionStartDirective
+from sphinx_exercise.nodes import solution_node
+from sphinx_exercise.transforms import MergeGatedSolutions
+
+ROOT = Path(__file__).resolve().parents[1]
+PDF_NAMES = {False: "attention-as-linear-algebra.pdf", True: "attention-as-linear-algebra-student.pdf"}
+
+
+def course_version() -> str:
+    """The course's version, from pyproject.toml (CITATION.cff and CHANGELOG.md repeat it)."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+class GatedSolutionStart(SolutionStartDirective):
+    """`{solution-start}` that always builds its node, so that sphinx-exercise can merge the
+    gated solution before RemoveHiddenGatedSolutions drops it."""
+
+    def run(self):
+        config = self.env.app.config
+        hide = config.hide_solutions
+        config.hide_solutions = False
+        try:
+            return super().run()
+        finally:
+            config.hide_solutions = hide
+
+
+class RemoveHiddenGatedSolutions(SphinxTransform):
+    """With `hide_solutions`, remove the solution nodes left: sphinx-exercise's own directive
+    already returned none for the plain `{solution}` blocks, so these are the merged gated
+    ones."""
+
+    default_priority = MergeGatedSolutions.default_priority + 1
+
+    def apply(self):
+        if not self.config.hide_solutions:
+            return
+        for node in list(self.document.findall(solution_node)):
+            node.parent.remove(node)
+
+
+def set_version(app: Sphinx, config) -> None:
+    config.release = config.version = course_version()
+
+
+def add_footer(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    pdf = context["pathto"](PDF_NAMES[app.config.hide_solutions], 1)
+    context["theme_extra_footer"] = (
+        f'<p class="edition">{html.escape(app.config.html_title)}, version '
+        f'<span class="edition-version">{html.escape(course_version())}</span> · '
+        f'<a href="{html.escape(pdf)}">the whole book as PDF</a></p>'
+    )
+
+
+def copy_committed_notebooks(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html" or app.builder.name != "html":
+        return
+    student = app.config.hide_solutions
+    sources = Path(app.outdir) / "_sources"
+    for docname in sorted(app.env.found_docs):
+        source = Path(app.env.doc2path(docname))
+        reference = source.with_suffix(".ipynb")
+        if source.suffix != ".md" or not reference.exists():
+            continue
+        if student:
+            given = reference.parent / "student" / reference.name
+            shutil.copyfile(given, sources / f"{docname}.ipynb")
+            shutil.copyfile(given.with_suffix(".md"), sources / f"{docname}.md")
+        else:
+            shutil.copyfile(reference, sources / f"{docname}.ipynb")
+
+
+def setup(app: Sphinx):
+    app.setup_extension("sphinx_exercise")
+    app.add_directive("solution-start", GatedSolutionStart, override=True)
+    app.add_transform(RemoveHiddenGatedSolutions)
+    app.connect("config-inited", set_version)
+    app.connect("html-page-context", add_footer)
+    app.connect("build-finished", copy_committed_notebooks)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

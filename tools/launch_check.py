@@ -1,0 +1,272 @@
+"""Every way a reader gets a notebook, exercised as the reader would, on this machine (no
+Binder, Colab or GitHub involved; packages come from PyPI). `make launch-check` runs it:
+
+binder     A copy of the repository's files (what Binder checks out) and a fresh virtual
+           environment that installs exactly requirements.txt and runs postBuild, as
+           repo2docker does; then every notebooks/*.ipynb reference runs through a Jupyter
+           kernel of that environment and its outputs are compared with the stored ones by
+           nbval (pytest --nbval, configured in pyproject.toml).
+colab      A fresh environment with only a Colab-like base (numpy, matplotlib, ipykernel, at
+           the versions requirements.txt pins, and a stand-in `google.colab` module imported
+           at kernel start, as Colab does). Each reference notebook runs alone in an empty
+           folder, like an upload to Colab: its first cell installs the course with pip from
+           a local git clone (the repository address of _config.yml swapped for file:// of
+           the clone) and the notebook then runs to the end.
+downloads  In the built sites (_build/html, and _build/student/html), the .ipynb and .md
+           that each notebook page's download button offers are the committed files
+           (notebooks/<name>.*; notebooks/student/<name>.* in the student edition), and the
+           Binder and Colab buttons open a committed notebook of the configured repository.
+
+    python tools/launch_check.py binder colab downloads   # all three (the default)
+
+Work folders (virtual environments, the clone) are in _build/launch/, made afresh each run;
+binder and colab run at the same time. Each step's output is in _build/launch/<check>.log.
+"""
+
+import argparse
+import concurrent.futures
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import unquote, urljoin
+
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "_build" / "launch"
+PYTHON = os.environ.get("LAUNCH_PYTHON", "python3")   # the interpreter of runtime.txt's version
+REFERENCES = sorted((ROOT / "notebooks").glob("*.ipynb"))
+COLAB_BASE = ("numpy", "matplotlib", "ipykernel")
+PIP_CACHE = subprocess.run([sys.executable, "-m", "pip", "cache", "dir"], capture_output=True,
+                           text=True).stdout.strip() or str(Path.home() / ".cache" / "pip")
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def repository() -> dict:
+    return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+
+
+def repository_files() -> list[str]:
+    """The files of a clone: tracked and not-ignored untracked ones that exist."""
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    return sorted(f for f in set(out.split("\0")) if f and (ROOT / f).is_file())
+
+
+def copy_repository(target: Path) -> None:
+    for name in repository_files():
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target / name)
+
+
+class Log:
+    """Runs the steps of one check, appending their output to _build/launch/<name>.log."""
+
+    def __init__(self, name: str):
+        self.name, self.path = name, WORK / f"{name}.log"
+        self.path.write_text("")
+
+    def run(self, *cmd, cwd=None, env=None, timeout=1800):
+        with self.path.open("a") as log:
+            log.write(f"\n$ {' '.join(map(str, cmd))}\n")
+            log.flush()
+            started = time.monotonic()
+            done = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT, timeout=timeout)
+            log.write(f"[{time.monotonic() - started:.0f} s, exit {done.returncode}]\n")
+        if done.returncode:
+            tail = "\n".join(self.path.read_text().splitlines()[-40:])
+            raise CheckFailed(f"{self.name}: `{' '.join(map(str, cmd))}` failed; the log "
+                              f"({self.path.relative_to(ROOT)}) ends:\n{tail}")
+
+
+def clean_env(**extra) -> dict:
+    """The environment of a reader's session: nothing from this project's .venv."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "JUPYTER_PATH", "JUPYTER_CONFIG_DIR",
+                        "IPYTHONDIR", "MPLBACKEND")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                  if not p.startswith(str(ROOT / ".venv")))
+    # The reader's own HOME is replaced by an empty one; pip's cache stays this machine's
+    # (the same wheels, only not downloaded again: `make venv` has fetched most of them).
+    env.setdefault("PIP_CACHE_DIR", PIP_CACHE)
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def venv(log: Log, path: Path, env: dict) -> Path:
+    log.run(PYTHON, "-m", "venv", path, env=env)
+    python = path / "bin" / "python"
+    log.run(python, "-m", "pip", "install", "--quiet", "--upgrade", "pip", env=env)
+    return python
+
+
+# ---------------------------------------------------------------------------- binder
+def check_binder() -> str:
+    log, work = Log("binder"), WORK / "binder"
+    repo = work / "repo"
+    copy_repository(repo)
+    runtime = (repo / "runtime.txt").read_text().strip()            # python-3.11
+    env = clean_env(JUPYTER_CONFIG_DIR=work / "jupyter-config", IPYTHONDIR=work / "ipython",
+                    HOME=work / "home")
+    (work / "home").mkdir()
+    python = venv(log, work / "venv", env)
+    version = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2], sep='.')"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    if runtime != f"python-{version}":
+        raise CheckFailed(f"binder: runtime.txt says {runtime}, the check has Python {version}")
+    env["PATH"] = f"{work / 'venv' / 'bin'}{os.pathsep}{env['PATH']}"
+    env["VIRTUAL_ENV"] = str(work / "venv")
+    log.run(python, "-m", "pip", "install", "--quiet", "-r", "requirements.txt", cwd=repo, env=env)
+    log.run("bash", "postBuild", cwd=repo, env=env)
+    notebooks = [f"notebooks/{p.name}" for p in REFERENCES]
+    log.run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *notebooks, cwd=repo, env=env)
+    return f"binder: requirements.txt + postBuild in a fresh {runtime}; nbval passed on {len(notebooks)} notebooks"
+
+
+# ----------------------------------------------------------------------------- colab
+COLAB_STUB = '"""Stand-in for the package Colab imports into every kernel (tools/launch_check.py)."""\n'
+
+
+def pinned(names) -> list[str]:
+    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==([^\s#]+)", (ROOT / "requirements.txt").read_text(), re.M))
+    return [f"{n}=={pins[n]}" if n in pins else n for n in names]
+
+
+def check_colab() -> str:
+    import nbclient   # the driver is this project's .venv; the kernel is the Colab-like one
+
+    log, work = Log("colab"), WORK / "colab"
+    clone = work / "clone"
+    repo = repository()
+    copy_repository(clone)
+    git = ["git", "-C", clone, "-c", "user.name=launch-check", "-c", "user.email=launch-check@localhost"]
+    log.run(*git, "init", "-q", "-b", repo["branch"])
+    log.run(*git, "add", "-A")
+    log.run(*git, "commit", "-q", "-m", "the working tree, as a reader's clone")
+
+    env = clean_env(IPYTHONDIR=work / "ipython", HOME=work / "home",
+                    JUPYTER_CONFIG_DIR=work / "jupyter-config")
+    (work / "home").mkdir()
+    python = venv(log, work / "venv", env)
+    log.run(python, "-m", "pip", "install", "--quiet", *pinned(COLAB_BASE), env=env)
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (Path(site) / "google" / "colab").mkdir(parents=True)
+    (Path(site) / "google" / "colab" / "__init__.py").write_text(COLAB_STUB)
+    startup = work / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-colab.py").write_text("import google.colab  # as in every Colab kernel\n")
+    log.run(python, "-m", "ipykernel", "install", "--prefix", work / "kernel", "--name", "colab",
+            env=env)
+    # The kernel listens on 127.0.0.1 for this run only: without its log at ERROR, ipykernel
+    # warns on every start that the connection is not encrypted (as in tools/jupyter/).
+    spec = work / "kernel" / "share" / "jupyter" / "kernels" / "colab" / "kernel.json"
+    kernel = json.loads(spec.read_text())
+    kernel["argv"].append("--IPKernelApp.log_level=ERROR")
+    spec.write_text(json.dumps(kernel, indent=1))
+    env["PATH"] = f"{work / 'venv' / 'bin'}{os.pathsep}{env['PATH']}"
+    env["JUPYTER_PATH"] = str(work / "kernel" / "share" / "jupyter")
+    os.environ["JUPYTER_PATH"] = env["JUPYTER_PATH"]   # where this process finds the kernel
+
+    address = f"git+{repo['url']}@{repo['branch']}"
+    local = f"git+{clone.as_uri()}@{repo['branch']}"
+    for reference in REFERENCES:
+        nb = nbformat.read(reference, as_version=4)
+        first = next(c for c in nb.cells if c.cell_type == "code")
+        if address not in first.source:
+            raise CheckFailed(f"colab: {reference.name}'s first code cell does not install {address}")
+        first.source = first.source.replace(address, local)
+        folder = work / "content" / reference.stem          # an empty folder, as on Colab
+        folder.mkdir(parents=True)
+        started = time.monotonic()
+        try:
+            nbclient.NotebookClient(nb, kernel_name="colab", timeout=900,
+                                    resources={"metadata": {"path": str(folder)}}).execute(env=env)
+        except Exception as error:  # noqa: BLE001 - any failure of the run is the check's failure
+            raise CheckFailed(f"colab: {reference.name} failed: {error}") from error
+        with log.path.open("a") as out:
+            out.write(f"{reference.name}: ran to the end in {time.monotonic() - started:.0f} s\n")
+        first_outputs = "".join(o.get("text", "") for o in first.outputs)
+        if "Successfully" not in first_outputs and "ERROR" in first_outputs:
+            raise CheckFailed(f"colab: {reference.name}: the install cell printed {first_outputs!r}")
+    return f"colab: {len(REFERENCES)} notebooks installed the course from a clone and ran to the end"
+
+
+# ------------------------------------------------------------------------- downloads
+LINK = re.compile(r'<a\s[^>]*href="([^"]+)"')
+
+
+def check_downloads(sites: dict) -> str:
+    repo = repository()
+    owner_repo = re.sub(r"^https://github\.com/", "", repo["url"]).rstrip("/")
+    checked = 0
+    for edition, (site, folder) in sites.items():
+        if not (site / "index.html").exists():
+            raise CheckFailed(f"downloads: no built {edition} site in {site}")
+        for reference in REFERENCES:
+            page = site / "notebooks" / f"{reference.stem}.html"
+            text = page.read_text()
+            links = [html.unescape(h) for h in LINK.findall(text)]
+            for suffix in (".ipynb", ".md"):
+                offered = [h for h in links if h.endswith(f"_sources/notebooks/{reference.stem}{suffix}")]
+                if not offered:
+                    raise CheckFailed(f"downloads: {edition} {page.name} offers no {suffix}")
+                target = Path(unquote(urljoin(page.as_uri(), offered[0])).removeprefix("file://"))
+                committed = folder / f"{reference.stem}{suffix}"
+                if not target.exists() or target.read_bytes() != committed.read_bytes():
+                    raise CheckFailed(f"downloads: {edition} {page.name}'s {suffix} is not "
+                                      f"{committed.relative_to(ROOT)}")
+                checked += 1
+            path = f"notebooks/{reference.name}"
+            binder = f"https://mybinder.org/v2/gh/{owner_repo}/{repo['branch']}?urlpath=lab/tree/{path}"
+            colab = f"https://colab.research.google.com/github/{owner_repo}/blob/{repo['branch']}/{path}"
+            for button in (binder, colab):
+                if button not in links:
+                    raise CheckFailed(f"downloads: {edition} {page.name} has no launch link {button}")
+    return f"downloads: {checked} download links serve the committed files; launch buttons open {owner_repo}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("checks", nargs="*", choices=["binder", "colab", "downloads", []],
+                        help="which checks (default: all three)")
+    parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
+    parser.add_argument("--student-site", type=Path, default=ROOT / "_build" / "student" / "html")
+    args = parser.parse_args(argv)
+    args.checks = args.checks or ["binder", "colab", "downloads"]
+    for name in ("binder", "colab"):
+        if name in args.checks:
+            shutil.rmtree(WORK / name, ignore_errors=True)
+            (WORK / name).mkdir(parents=True)
+    jobs = {"binder": check_binder, "colab": check_colab,
+            "downloads": lambda: check_downloads({
+                "full edition": (args.site, ROOT / "notebooks"),
+                "student edition": (args.student_site, ROOT / "notebooks" / "student")})}
+    failures = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        started = time.monotonic()
+        # downloads takes a moment: first, so that binder and colab then share the two workers
+        order = sorted(args.checks, key=lambda name: name != "downloads")
+        futures = {pool.submit(jobs[name]): name for name in order}
+        for future in concurrent.futures.as_completed(futures):
+            try:
+                print(f"ok    {future.result()} [{time.monotonic() - started:.0f} s]", flush=True)
+            except CheckFailed as error:
+                failures += 1
+                print(f"FAIL  {error}", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
