@@ -399,14 +399,19 @@ def plot_mask_and_weights(mask, weights, *, item_titles=None, query_labels=None,
     from matplotlib.colors import ListedColormap
 
     mask_cmap = ListedColormap(MASK_COLORS)
-    fig, axes = new_figure(2 * N, width=panel_size, height=panel_size)
+    # one row per item (mask, weights), so a batch stays readable in a page's column
+    fig, grid = plt.subplots(N, 2, figsize=(2 * panel_size, N * panel_size), squeeze=False,
+                             facecolor=BACKGROUND, layout="constrained")
+    axes = grid.ravel()  # (2 N,) mask and weights of item n at 2 n and 2 n + 1
+    for ax in axes:
+        ax.set_facecolor(BACKGROUND)
     for n in range(N):
         suffix = "" if item_titles[n] is None else f" ({item_titles[n]})"
         plot_attention_heatmap(masks[n].astype(float), query_labels, key_labels,
                                ax=axes[2 * n], title="mask" + suffix, fmt=".0f",
                                cmap=mask_cmap, colorbar=False)
         plot_attention_heatmap(weights[n], query_labels, key_labels, ax=axes[2 * n + 1],
-                               title="weights" + suffix, colorbar=n == N - 1)
+                               title="weights" + suffix, colorbar=True)
     return fig
 
 
@@ -610,14 +615,17 @@ def plot_softmax_saturation(dims, max_weight, entropy, jac_norm, query_factor, *
 __all__.append("plot_softmax_error")
 
 
-def plot_softmax_error(scales, errors, *, eps, overflow=None, overflow_label=None):
+def plot_softmax_error(scales, errors, *, eps, overflow=None, overflow_label=None,
+                       bound_S=None):
     """Draw the largest relative error of softmax computations against the logit scale.
 
     Both axes are logarithmic. Each entry of ``errors`` is drawn as a line with
     markers; a NaN entry (a computation that failed at that scale, for example one
     whose weights were NaN) is left out, so the line stops there. A grey dashed line
-    draws ``eps * scales``, the size of the rounding error of the largest logit, for
-    comparison. If ``overflow`` is given, the scales from it onwards are shaded and
+    draws, for comparison, the first-order bound ``(2 * scales + bound_S) * eps`` on the
+    relative error of a weight of a row of ``bound_S`` logits (notebook 05 derives it),
+    or, without ``bound_S``, ``eps * scales``, the size of the rounding error of the
+    largest logit. If ``overflow`` is given, the scales from it onwards are shaded and
     a vertical dotted line marks it (for example the logit above which ``exp``
     overflows).
 
@@ -637,6 +645,9 @@ def plot_softmax_error(scales, errors, *, eps, overflow=None, overflow_label=Non
         shaded.
     overflow_label : str, optional
         Legend entry of the shaded region; default ``"overflow"``.
+    bound_S : int, optional
+        Number of logits per row (positive): the reference line is then the first-order
+        bound ``(2 s + S) eps`` instead of ``eps * s``.
 
     Returns
     -------
@@ -650,7 +661,7 @@ def plot_softmax_error(scales, errors, *, eps, overflow=None, overflow_label=Non
     ValueError
         If ``scales`` is not a nonempty 1-D array of positive numbers, ``errors`` is
         empty, a curve does not have one value per scale, ``eps`` is not positive,
-        or ``overflow`` is not positive.
+        ``overflow`` is not positive, or ``bound_S`` is not a positive integer.
 
     Examples
     --------
@@ -672,6 +683,8 @@ def plot_softmax_error(scales, errors, *, eps, overflow=None, overflow_label=Non
         raise ValueError(f"eps must be a positive number, got {eps!r}")
     if overflow is not None and not (np.isfinite(overflow) and overflow > 0):
         raise ValueError(f"overflow must be a positive number, got {overflow!r}")
+    if bound_S is not None and not (float(bound_S).is_integer() and bound_S > 0):
+        raise ValueError(f"bound_S must be a positive integer, got {bound_S!r}")
     curves = {}
     for label, values in errors.items():
         values = np.asarray(values, dtype=float)
@@ -685,8 +698,12 @@ def plot_softmax_error(scales, errors, *, eps, overflow=None, overflow_label=Non
     for i, (label, values) in enumerate(curves.items()):
         marker, color = styles[i % len(styles)]
         ax.plot(scales, values, marker, color=color, markersize=4, label=label)
-    ax.plot(scales, eps * scales, "--", color="0.6", linewidth=2, zorder=0,
-            label=r"$\varepsilon \cdot s$")
+    if bound_S is None:
+        ax.plot(scales, eps * scales, "--", color="0.6", linewidth=2, zorder=0,
+                label=r"$\varepsilon \cdot s$")
+    else:
+        ax.plot(scales, (2 * scales + bound_S) * eps, "--", color="0.6", linewidth=2,
+                zorder=0, label=rf"first-order bound $(2s + {int(bound_S)})\,\varepsilon$")
     if overflow is not None:
         ax.axvspan(overflow, scales.max() * 1.5, color="0.92", zorder=-1,
                    label=overflow_label or "overflow")

@@ -203,9 +203,17 @@ def test_plot_mask_and_weights_lays_out_two_panels_per_batch_item():
     mask = np.ones((2, 2, 3), dtype=bool)
     fig = figures.plot_mask_and_weights(mask, np.full((2, 2, 3), 1 / 3),
                                         item_titles=["a", "b"])
-    titles = [ax.get_title() for ax in fig.axes[:4]]
-    assert titles == ["mask (a)", "weights (a)", "mask (b)", "weights (b)"]
-    assert len(fig.axes) == 5  # four panels and one colour bar
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["mask (a)", "weights (a)", "mask (b)",
+                                                  "weights (b)"]
+    assert len(fig.axes) == 6  # four panels and a colour bar beside each weights panel
+    fig.canvas.draw()
+    box = {ax.get_title(): ax.get_position() for ax in panels}
+    # one row per item: mask left of its weights, item b below item a
+    assert box["mask (a)"].x1 < box["weights (a)"].x0
+    assert box["mask (b)"].y1 < box["mask (a)"].y0
+    assert abs(box["mask (b)"].x0 - box["mask (a)"].x0) < 1e-6
+    plt.close(fig)
 
 
 def test_plot_mask_and_weights_rejects_non_boolean_mask():
@@ -386,6 +394,21 @@ def test_plot_softmax_error_draws_eps_times_scale_as_reference():
     np.testing.assert_allclose(ax.lines[2].get_ydata(), [1e-7, 1e-6, 1e-5])
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["kernel", "naive", r"$\varepsilon \cdot s$"]
+
+
+def test_plot_softmax_error_draws_the_first_order_bound_when_given_S():
+    fig = figures.plot_softmax_error([1.0, 10.0, 100.0], {"a": [1e-7, 1e-6, 1e-5]},
+                                     eps=1e-7, bound_S=64)
+    reference = fig.axes[0].lines[1]
+    np.testing.assert_allclose(reference.get_ydata(), (2 * np.array([1.0, 10.0, 100.0]) + 64) * 1e-7)
+    assert "(2s + 64)" in reference.get_label()
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("bound_S", [0, -3, 2.5])
+def test_plot_softmax_error_rejects_a_bad_bound_S(bound_S):
+    with pytest.raises(ValueError, match="bound_S"):
+        figures.plot_softmax_error([1.0], {"a": [1.0]}, eps=1e-7, bound_S=bound_S)
 
 
 def test_plot_softmax_error_shades_from_overflow_onwards():

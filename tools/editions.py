@@ -71,6 +71,10 @@ class RemoveHiddenGatedSolutions(SphinxTransform):
 
 def set_version(app: Sphinx, config) -> None:
     config.release = config.version = course_version()
+    # pages write {{ course_version }} (MyST substitution), e.g. the licence page's citation
+    subs = dict(getattr(config, "myst_substitutions", None) or {})
+    subs["course_version"] = course_version()
+    config.myst_substitutions = subs
 
 
 def add_footer(app: Sphinx, pagename, templatename, context, doctree) -> None:
