@@ -1,5 +1,5 @@
 """A Sphinx extension, loaded by `_config.yml` (`sphinx.local_extensions`), that fixes
-four things the stock Jupyter Book 1 site gets wrong. It edits no generated file: each fix
+three things the stock Jupyter Book 1 site gets wrong. It edits no generated file: each fix
 changes what Sphinx writes, and tests/site/ checks the result in a browser.
 
 1. No third-party scripts. Jupyter Book 1 always loads `sphinx_thebe`, even when no page
@@ -8,18 +8,13 @@ changes what Sphinx writes, and tests/site/ checks the result in a browser.
    the script after the HTML builder has started, so the builder and the registry each hold
    a copy): every page logs "Identifier 'THEBE_JS_URL' has already been declared", and a
    thebe button would load code from unpkg and Binder into the page. Its event handlers are
-   disconnected and its stylesheet dropped, so none of it reaches the pages. (MathJax, the
-   other third-party script, is served from `_static/mathjax/` by the pinned
-   `sphinx-mathjax-offline` extension.)
+   disconnected and its stylesheet dropped, so none of it reaches the pages. (Math needs no
+   script at all: tools/page_speed.py typesets it with KaTeX at build time.)
 2. Named disclosure buttons in the sidebar. pydata-sphinx-theme 0.17 puts an empty
    `<summary>` (a chevron icon) before each chapter's sections; a screen reader announces
    it as an unnamed button (axe: summary-name, serious). Each gets an `aria-label` naming
    its chapter.
-3. MathJax on every page. Sphinx loads MathJax only on pages whose own text has math,
-   but the sidebar on every page shows chapter titles with math (`$Xw$`), which stayed
-   raw TeX on the others. The script is the same file on every page, so a browser
-   fetches it once.
-4. A valid bibliography list. docutils writes the bibliography as `role="list"` holding
+3. A valid bibliography list. docutils writes the bibliography as `role="list"` holding
    `role="doc-biblioentry"` items, a role ARIA 1.3 deprecates, so assistive technology sees
    a list with no items (axe: aria-required-children, critical). The items get
    `role="listitem"`.
@@ -80,7 +75,6 @@ def fix_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
 def setup(app: Sphinx):
     # By config-inited every extension's setup() has run, sphinx-thebe's included.
     app.connect("config-inited", disable_thebe)
-    app.set_html_assets_policy("always")
     # After pydata-sphinx-theme has put generate_toctree_html in the context (priority 500).
     app.connect("html-page-context", fix_page, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -27,8 +27,9 @@ def test_every_table_of_contents_entry_is_a_built_page():
 
 
 def test_the_reference_pages_are_in_the_table_of_contents():
-    for page in ("chapters/notation", "chapters/instructor_guide", "chapters/status",
-                 "chapters/troubleshooting", "chapters/licence", "chapters/bibliography"):
+    for page in ("chapters/notation", "chapters/instructor_guide", "chapters/troubleshooting",
+                 "chapters/licence", "chapters/bibliography", "chapters/maintainers/status",
+                 "chapters/maintainers/testing"):
         assert page in toc_files(), f"{page} is not in _toc.yml"
 
 
@@ -71,11 +72,20 @@ def test_no_request_to_another_host(visits, page):
 @pytest.mark.parametrize("page", PAGES)
 def test_math_is_typeset(visits, page):
     v = visits[page]
-    if v.math_elements:
-        assert v.mathjax_loaded, f"{page} has {v.math_elements} math elements and no MathJax"
+    if v.math_elements:  # KaTeX typesets at build time (tools/page_speed.py), MathJax in the page
+        assert v.mathjax_loaded or v.mjx_containers, f"{page}: no math typeset"
     assert not v.math_untypeset, f"{page}: raw TeX left:\n  {show(v.math_untypeset)}"
     assert not v.math_errors, f"{page}: TeX errors:\n  {show(v.math_errors)}"
     assert v.mjx_containers >= v.math_elements
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_raw_tex_shown_as_text(visits, page):
+    """A backslash command or a `$` outside typeset math, code and outputs: in prose, link
+    text, headings, the sidebar, the bibliography (a broken display, a {ref} to a section
+    whose title has math, a BibTeX title with $...$)."""
+    v = visits[page]
+    assert not v.raw_tex, f"{page}: TeX shown as text:\n  {show(v.raw_tex)}"
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -120,7 +130,7 @@ def test_totals_are_zero(visits):
     """The whole site at once: the counts printed at the end of the run."""
     t = totals()
     for key in ("console_errors", "failed_requests", "third_party_requests",
-                "math_untypeset", "images_without_alt", "axe_serious_or_critical",
+                "math_untypeset", "raw_tex_as_text", "images_without_alt", "axe_serious_or_critical",
                 "pages_over_2_MB"):
         assert t[key] == 0, f"{key}: {t[key]}"
     assert t["pages"] == len(PAGES)

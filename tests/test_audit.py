@@ -1,0 +1,121 @@
+"""The page audit's arithmetic (tools/audit.py), on synthetic Lighthouse reports: what it
+reads from a report, which bars a page misses, and the summary table. Lighthouse itself
+runs in `make audit`."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("audit", ROOT / "tools" / "audit.py")
+audit = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(audit)
+
+
+def report(perf=0.95, a11y=1.0, bp=1.0, seo=1.0, lcp_ms=2100.0, cls=0.01, transfer=300_000,
+           raw=(400_000, 500_000), seo_failures=()):
+    """A Lighthouse report (lhr) with just the fields tools/audit.py reads."""
+    audits = {
+        "largest-contentful-paint": {"numericValue": lcp_ms},
+        "first-contentful-paint": {"numericValue": 1200.0},
+        "total-blocking-time": {"numericValue": 40.0},
+        "cumulative-layout-shift": {"numericValue": cls},
+        "total-byte-weight": {"numericValue": transfer},
+        "network-requests": {"details": {"items": [{"resourceSize": n} for n in raw]}},
+        "document-title": {"score": 1},
+        "meta-description": {"score": 0 if "meta-description" in seo_failures else 1},
+        "manual-check": {"score": None},
+    }
+    seo_refs = [{"id": "document-title", "weight": 1}, {"id": "meta-description", "weight": 1},
+                {"id": "manual-check", "weight": 0}]
+    return {
+        "audits": audits,
+        "categories": {
+            "performance": {"score": perf, "auditRefs": []},
+            "accessibility": {"score": a11y, "auditRefs": []},
+            "best-practices": {"score": bp, "auditRefs": []},
+            "seo": {"score": seo, "auditRefs": seo_refs},
+        },
+    }
+
+
+def test_summarize_reads_scores_timings_and_weights():
+    r = audit.summarize("notebooks/01_span.html", report(perf=0.934, lcp_ms=2345.0))
+    assert (r.performance, r.accessibility, r.best_practices, r.seo) == (93, 100, 100, 100)
+    assert r.lcp_s == pytest.approx(2.35)
+    assert r.transfer == 300_000
+    assert r.uncompressed == 900_000
+    assert r.requests == 2
+
+
+def test_a_page_that_meets_every_bar_has_no_problems():
+    assert audit.check(audit.summarize("chapters/span.html", report())) == []
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"perf": 0.89}, "performance"),
+    ({"a11y": 0.99}, "accessibility"),
+    ({"bp": 0.96}, "best-practices"),
+    ({"seo": 0.91}, "seo"),
+    ({"cls": 0.2}, "cls"),
+    ({"transfer": 700_000}, "transfer"),
+    ({"raw": (1_000_000, 600_000)}, "uncompressed"),
+])
+def test_each_bar_names_the_page_and_the_audit(kwargs, name):
+    problems = audit.check(audit.summarize("chapters/qk_av.html", report(**kwargs)))
+    assert len(problems) == 1
+    assert problems[0].startswith(f"chapters/qk_av.html: {name} ")
+
+
+def test_a_failing_category_lists_its_failing_audits():
+    r = audit.summarize("chapters/notation.html",
+                        report(seo=0.9, seo_failures=("meta-description",)))
+    assert r.failing_audits == {"seo": ["meta-description"]}
+    (problem,) = audit.check(r)
+    assert "meta-description" in problem and "document-title" not in problem
+
+
+def test_explorer_pages_are_exempt_from_the_weight_bars_only():
+    heavy = report(transfer=900_000, raw=(2_000_000,), perf=0.5)
+    problems = audit.check(audit.summarize("notebooks/04_scaling.html", heavy, explorer=True))
+    assert [p.split(": ")[1].split()[0] for p in problems] == ["performance"]
+
+
+def test_only_performance_fails_picks_pages_to_measure_again():
+    assert audit.only_performance_fails(audit.summarize("a.html", report(perf=0.8)))
+    assert not audit.only_performance_fails(audit.summarize("a.html", report(perf=0.8, seo=0.9)))
+    assert not audit.only_performance_fails(audit.summarize("a.html", report()))
+
+
+def test_table_has_a_row_per_page_and_a_worst_row():
+    results = [audit.summarize("a.html", report(perf=0.97)),
+               audit.summarize("b.html", report(perf=0.88, lcp_ms=4000.0))]
+    lines = audit.table(results).splitlines()
+    assert len(lines) == 2 + 2 + 1
+    assert lines[2].startswith("| a.html | 97 |") and lines[2].endswith("| yes |")
+    assert lines[3].endswith("| NO |")
+    assert lines[4].startswith("| **worst** | 88 |") and "| 4.0 |" in lines[4]
+
+
+def test_site_pages_skip_assets_and_the_redirect(tmp_path):
+    for name in ("index.html", "chapters/span.html", "_static/x.html", "search.html"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("<html></html>")
+    assert audit.site_pages(tmp_path) == ["chapters/span.html", "search.html"]
+
+
+@pytest.mark.parametrize("flags, status", [([], 1), (["--report-only"], 0)])
+def test_a_page_below_a_bar_fails_the_audit_unless_report_only(tmp_path, monkeypatch, capsys,
+                                                                flags, status):
+    site, out = tmp_path / "site", tmp_path / "out"
+    site.mkdir()
+    (site / "index.html").write_text("<p>redirect</p>")
+    slow = audit.summarize("notebooks/04_scaling.html", report(perf=0.68))
+    monkeypatch.setattr(audit, "audit", lambda site, out, pages: [slow])
+    out.mkdir()
+    assert audit.main(["--site", str(site), "--out", str(out), *flags,
+                       "notebooks/04_scaling.html"]) == status
+    err = capsys.readouterr().err
+    assert "notebooks/04_scaling.html: performance 68" in err
+    assert ("REPORT ONLY" in err) == bool(flags)

@@ -1,0 +1,165 @@
+"""The site extension tools/page_speed.py, piece by piece: math typeset by KaTeX at build
+time, the icons' stylesheet, meta descriptions and image sizes. The built pages are checked
+in a browser by tests/site/ and measured by `make audit`."""
+
+import importlib.util
+import shutil
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+from docutils.core import publish_doctree
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("page_speed", ROOT / "tools" / "page_speed.py")
+page_speed = importlib.util.module_from_spec(spec)
+sys.modules["page_speed"] = page_speed
+spec.loader.exec_module(page_speed)
+
+needs_katex = pytest.mark.skipif(
+    shutil.which("node") is None or not (ROOT / "node_modules" / "katex").is_dir(),
+    reason="needs node and `npm ci` (node_modules/katex)")
+
+
+@needs_katex
+def test_katex_gives_html_and_mathml():
+    katex = page_speed.KaTeX(ROOT)
+    try:
+        answer = katex.render(r"\operatorname{softmax}(QK^\top/\sqrt{E})", False, {})
+    finally:
+        katex.close()
+    assert "error" not in answer
+    assert answer["html"].startswith('<span class="katex">')
+    assert "<math" in answer["html"] and 'encoding="application/x-tex"' in answer["html"]
+
+
+@needs_katex
+def test_katex_reports_an_unknown_command_instead_of_guessing():
+    katex = page_speed.KaTeX(ROOT)
+    try:
+        answer = katex.render(r"\notacommand{x}", True, {})
+        with_macro = katex.render(r"\R^n", False, {r"\R": r"\mathbb{R}"})
+    finally:
+        katex.close()
+    assert "notacommand" in answer["error"]
+    assert "error" not in with_macro and "double-struck" in with_macro["html"]
+
+
+def test_tex_to_text_reads_like_the_formula():
+    assert page_speed.tex_to_text(r"QK^\top") == "QKᵀ"
+    assert page_speed.tex_to_text(r"\sqrt{E}") == "√E"
+    assert page_speed.tex_to_text("Xw") == "Xw"
+
+
+def test_shorten_cuts_at_a_word_and_marks_the_cut():
+    text = "word " * 60
+    short = page_speed.shorten(text.strip(), 50)
+    assert len(short) <= 50 and short.endswith("word…")
+    assert page_speed.shorten("short enough", 50) == "short enough"
+
+
+def test_description_is_the_first_paragraph_of_prose_not_an_admonition():
+    doctree = publish_doctree(
+        "Title\n=====\n\n.. note::\n\n   An admonition paragraph that is long enough to count here.\n\n"
+        "The first paragraph of prose, long enough to describe the page to a search engine.\n\n"
+        "A second paragraph.\n")
+    assert page_speed.first_paragraph(doctree).startswith("The first paragraph of prose")
+
+
+def _png(width, height):
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    pixels = zlib.compress(b"".join(b"\x00" + b"\x00" * width for _ in range(height)))
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+
+
+def test_image_size_reads_a_png_header(tmp_path):
+    (tmp_path / "a.png").write_bytes(_png(37, 12))
+    (tmp_path / "b.txt").write_text("not an image")
+    assert page_speed.image_size(tmp_path / "a.png") == (37, 12)
+    assert page_speed.image_size(tmp_path / "b.txt") is None
+
+
+def test_icon_rule_keeps_the_aspect_ratio_and_drops_the_comment():
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 448 512"><!--! licence -->'
+           '<path d="M0 96C0 78.3 14.3 64 32 64z"/></svg>')
+    rule = page_speed.icon_rule(svg, "bars")
+    assert rule.startswith(".fa-bars{--fa-icon:url(\"data:image/svg+xml,")
+    assert "--fa-icon-width:0.875em" in rule
+    assert "licence" not in rule and "%3Cpath" in rule
+
+
+def test_icons_used_finds_icons_and_their_style(tmp_path):
+    (tmp_path / "p.html").write_text(
+        '<i class="fa-solid fa-bars fa-lg"></i><i class="fab fa-github"></i>'
+        '<span class="fa-solid fa-chevron-down"></span>')
+    assert set(page_speed.icons_used(tmp_path)) == {
+        ("solid", "bars"), ("brands", "github"), ("solid", "chevron-down")}
+
+
+@needs_katex
+def test_katex_to_text_leaves_one_plain_copy_of_a_formula():
+    katex = page_speed.KaTeX(ROOT)
+    try:
+        typeset = katex.render(r"QK^\top", False, {})["html"]
+    finally:
+        katex.close()
+    title = f"Span: what <span class=\"math\">{typeset}</span> can produce"
+    assert page_speed.katex_to_text(title) == 'Span: what <span class="math">QKᵀ</span> can produce'
+
+
+@needs_katex
+def test_katex_fonts_names_the_fonts_a_formula_needs():
+    katex = page_speed.KaTeX(ROOT)
+    try:
+        plain = katex.render("x + y", False, {})["html"]
+        fancy = katex.render(r"\mathbb{R}^{n} \mathbf{W} \mathcal{O} \left(\sum_i x_i\right)",
+                             True, {})["html"]
+    finally:
+        katex.close()
+    assert page_speed.katex_fonts("<p>no math</p>") == []
+    assert page_speed.katex_fonts(plain) == ["KaTeX_Main-Regular.woff2", "KaTeX_Math-Italic.woff2"]
+    fonts = page_speed.katex_fonts(fancy)
+    for font in ("AMS-Regular", "Main-Bold", "Caligraphic-Regular", "Size2-Regular"):
+        assert f"KaTeX_{font}.woff2" in fonts
+    for font in fonts:   # every name is a file KaTeX ships
+        assert (ROOT / "node_modules" / "katex" / "dist" / "fonts" / font).is_file()
+
+
+def test_the_stylesheet_bundle_is_written_after_the_themes_pygments_css():
+    """pydata-sphinx-theme rewrites pygments.css at build-finished (priority 500); a bundle
+    written before it would keep Sphinx's first code colours, below 4.5:1 contrast. Sphinx
+    calls the handlers of an event by priority, lower first."""
+
+    class App:
+        srcdir = ROOT
+
+        def __init__(self):
+            self.calls = []
+
+        def add_html_math_renderer(self, *a, **k): pass
+        def add_config_value(self, *a, **k): pass
+
+        def connect(self, event, handler, priority=500):
+            self.calls.append((event, handler.__name__, priority))
+
+    app = App()
+    page_speed.setup(app)
+    finished = {name: priority for event, name, priority in app.calls if event == "build-finished"}
+    assert finished["write_bundle"] > 500
+    assert finished["write_icons"] > finished["write_bundle"]
+
+
+def test_drop_icon_rules_keeps_everything_but_font_awesomes_glyph_rules():
+    css = ('.fa-bars:before{content:"\\f0c9"}.fa-github::before,.fa-house:before{content:"x"}'
+           '@media (min-width:1px){.fa-x:before{content:"y"}.kept{color:red}}'
+           '.fa-spin{animation:s 2s}.admonition-title:after{content:"\\f05a"}'
+           '.fa-lg:before{vertical-align:0}')
+    out = page_speed.drop_icon_rules(css)
+    assert "f0c9" not in out and "fa-github" not in out and '"y"' not in out
+    assert "@media (min-width:1px){.kept{color:red}}" in out
+    assert ".fa-spin{animation:s 2s}" in out and ".admonition-title:after" in out
+    assert ".fa-lg:before{vertical-align:0}" in out   # not a glyph: no content

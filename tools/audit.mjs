@@ -1,0 +1,56 @@
+// Lighthouse over pages of the built site, one after the other, in one headless Chromium:
+//   node tools/audit.mjs ORIGIN OUTDIR PAGE...
+// For each PAGE (a path relative to the site's root) writes OUTDIR/<page>.json, Lighthouse's
+// report (its "lhr") less the screenshots, and prints one line with its four scores.
+// Default settings: mobile emulation, simulated Slow 4G and 4x CPU slowdown.
+// tools/audit.py (`make audit`) serves the site, runs this, and checks the bars.
+import fs from "node:fs";
+import path from "node:path";
+import lighthouse from "lighthouse";
+import * as chromeLauncher from "chrome-launcher";
+
+const [origin, outdir, ...pages] = process.argv.slice(2);
+if (!origin || !outdir || pages.length === 0) {
+  console.error("usage: node tools/audit.mjs ORIGIN OUTDIR PAGE...");
+  process.exit(2);
+}
+const CATEGORIES = ["performance", "accessibility", "best-practices", "seo"];
+const BULKY = ["screenshot-thumbnails", "final-screenshot", "full-page-screenshot"];
+
+const chrome = await chromeLauncher.launch({
+  chromePath: process.env.CHROME_PATH || "/usr/bin/chromium",
+  chromeFlags: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run"],
+});
+let failed = 0;
+try {
+  fs.mkdirSync(outdir, { recursive: true });
+  for (const page of pages) {
+    const started = Date.now();
+    let lhr = null;
+    // A busy machine can make Chromium miss one of Lighthouse's protocol timeouts: one retry.
+    for (let attempt = 0; attempt < 2 && !(lhr && !lhr.runtimeError); attempt++) {
+      const result = await lighthouse(`${origin}/${page}`, {
+        port: chrome.port, output: "json", logLevel: "error", onlyCategories: CATEGORIES,
+      });
+      lhr = result && result.lhr;
+    }
+    if (!lhr || lhr.runtimeError) {
+      failed += 1;
+      console.error(`${page}: Lighthouse failed: ${lhr ? lhr.runtimeError.message : "no report"}`);
+      continue;
+    }
+    for (const id of BULKY) delete lhr.audits[id];
+    delete lhr.fullPageScreenshot;
+    lhr.i18n = undefined;
+    const file = path.join(outdir, page.replace(/\.html$/, "").replaceAll("/", "__") + ".json");
+    fs.writeFileSync(file, JSON.stringify(lhr));
+    const scores = CATEGORIES.map((c) => Math.round(100 * lhr.categories[c].score)).join(" ");
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    console.log(`${page}: ${scores} (${seconds} s)`);
+  }
+} finally {
+  await chrome.kill();
+}
+process.exit(failed ? 1 : 0);
