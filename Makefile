@@ -57,7 +57,7 @@ book: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build the HTML book and print t
 book-strict: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build with warnings as errors (-W -n), as make test does
 	$(JB) build . -W -n --keep-going
 
-test: $(STAMP)  ## unit, property and doc tests, nbval over notebooks/, pairing checks, strict build
+test: $(STAMP) $(NPM_STAMP)  ## unit, property and doc tests, nbval over notebooks/, pairing checks, strict build
 	$(PY) -m pytest
 	$(MAKE) book-strict
 
