@@ -114,7 +114,9 @@ class Explorer:
         What the explorer is called on the page.
     description : str
         The text alternative: what the chart shows, in one or two sentences. It is shown
-        above the chart and is the chart's accessible name (``aria-label``).
+        above the chart and, as the specification's ``description``, becomes the drawn
+        chart's accessible name (Vega sets ``role="graphics-document"`` and ``aria-label``
+        on the chart's container; until it draws, the container is an empty ``div``).
     spec : dict
         The Vega-Lite specification (JSON-serialisable), with ``datasets`` holding every
         number the chart can show.
@@ -166,7 +168,7 @@ class Explorer:
             f'<p class="explorer-description" id="{ident}-description">'
             f'{html.escape(self.description)}</p>\n'
             f'<p class="explorer-fallback">{html.escape(self.fallback)}</p>\n'
-            f'<div class="explorer-chart" aria-label="{html.escape(self.description)}"></div>\n'
+            f'<div class="explorer-chart"></div>\n'
             f'<script type="application/json" class="explorer-spec">{data}</script>\n'
             f'</div>'
         )

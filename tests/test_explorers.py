@@ -210,6 +210,11 @@ def test_display_in_jupyter_and_on_the_site(explorers, name):
                       page, re.S)[1]
     assert json.loads(inner) == e.spec
     assert html.escape(e.description) in page
+    # an ARIA name only where there is a role: the chart's container gets both from Vega
+    # when it draws (the description above is the specification's), not before
+    for tag in re.findall(r"<[a-z][^>]*>", page):
+        if "aria-label=" in tag or "aria-labelledby=" in tag:
+            assert "role=" in tag, tag
 
 
 @pytest.mark.skipif(not SCHEMA.exists(), reason="node_modules/ not installed (npm ci)")

@@ -4,9 +4,10 @@ explorers' JavaScript from the site itself, and only on the pages that have an e
 An explorer is the HTML output of a notebook cell that displays a `lib.explorers.Explorer`:
 a `<div class="explorer">` holding the chart's Vega-Lite specification, with every number
 the chart can show, in an inert `<script type="application/json">`. On the pages whose body
-contains one, this extension adds Vega, Vega-Lite and Vega-Embed (the versions pinned in
-package.json and package-lock.json, installed by `npm ci` into node_modules/: `make book`
-runs it) and `tools/explorers.js`, which draws the charts, plus `tools/explorers.css`.
+contains one, this extension adds `tools/explorers.js`, which draws the charts, and
+`tools/explorers.css`; the script loads Vega, Vega-Lite and Vega-Embed (the versions pinned
+in package.json and package-lock.json, installed by `npm ci` into node_modules/: `make book`
+runs it) from next to itself when an explorer nears the screen, not while the page loads.
 Every other page loads none of it. The files are copied to `_static/explorers/` at the end
 of the build, with the three packages' licences; the `sourceMappingURL` comment at the end
 of the minified files is dropped, since the source maps are not shipped.
@@ -60,12 +61,11 @@ def has_explorer(app: Sphinx, context: dict) -> bool:
 
 
 def add_assets(app: Sphinx, pagename, templatename, context, doctree) -> None:
-    """On a page with an explorer, add the scripts and the stylesheet to this page only
-    (the builder restores its lists of assets after each page)."""
+    """On a page with an explorer, add the script and the stylesheet to this page only
+    (the builder restores its lists of assets after each page); the script fetches the
+    three libraries itself, in PACKAGES' order."""
     if not has_explorer(app, context):
         return
-    for name, path in PACKAGES:
-        app.builder.add_js_file(f"{STATIC_SUBDIR}/{Path(path).name}", defer="defer")
     app.builder.add_js_file(f"{STATIC_SUBDIR}/explorers.js", defer="defer")
     app.builder.add_css_file(f"{STATIC_SUBDIR}/explorers.css")
 

@@ -71,3 +71,19 @@ def pytest_terminal_summary(terminalreporter):
         for key, value in totals().items():
             terminalreporter.write_line(f"{key:>26}: {value}")
         terminalreporter.write_line(f"{'screenshots in':>26}: {screenshot_dir()}")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium through Playwright's synchronous API, for tests that drive a page
+    step by step (test_explorers.py, test_reading.py)."""
+    from playwright.sync_api import sync_playwright
+    from site_visit import CHROMIUM_ARGS
+
+    executable = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    if not Path(executable).exists():
+        pytest.exit(f"{executable} is missing: `apt-get install chromium` (see .ci/run)", 2)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

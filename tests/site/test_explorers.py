@@ -63,9 +63,11 @@ def page_html(page):
 def test_explorer_is_on_its_page(name):
     text = page_html(EXPLORER_PAGES[name])
     assert f'{MARKER}id="explorer-{name}"' in text, f"{EXPLORER_PAGES[name]} has no {name}"
-    for script in SCRIPTS:
-        assert re.search(rf'<script defer="defer" src="[./]*_static/explorers/{re.escape(script)}'
-                         r'(\?v=[0-9a-f]+)?"', text), f"{EXPLORER_PAGES[name]} lacks {script}"
+    # the page itself loads only tools/explorers.js, which fetches Vega when the reader
+    # nears the explorer (test_vega_waits_until_the_reader_nears_the_explorer)
+    scripts = re.findall(r'<script[^>]* src="[./]*_static/explorers/([^"?]+)', text)
+    assert scripts == ["explorers.js"], scripts
+    assert re.search(r'<script defer="defer" src="[./]*_static/explorers/explorers\.js', text)
 
 
 def test_no_page_without_an_explorer_loads_vega():
@@ -84,20 +86,6 @@ def test_no_page_without_an_explorer_loads_vega():
 
 
 # ------------------------------------------------------------------ in the browser
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    from site_visit import CHROMIUM_ARGS
-
-    executable = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    if not Path(executable).exists():
-        pytest.exit(f"{executable} is missing: `apt-get install chromium` (see .ci/run)", 2)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 class Tab:
     """One explorer page in a fresh context, with its console errors and requests."""
 
@@ -120,9 +108,17 @@ class Tab:
         self.tab.on("requestfinished", lambda r: self.finished.append(r))
         self.tab.on("requestfailed", lambda r: self.failed.append(r.url))
         self.tab.goto(f"{origin}/{page}", wait_until="load", timeout=TIMEOUT_MS)
+        self.tab.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
         self.tab.wait_for_function("window.courseExplorersReady !== undefined",
                                    timeout=TIMEOUT_MS)
-        self.tab.evaluate("window.courseExplorersReady")  # the scripts ran: their requests are done
+        # what the page loaded before the reader scrolled: not Vega (tools/explorers.js
+        # fetches it when an explorer nears the screen)
+        self.at_load = [r.url for r in self.finished]
+        self.drawn_at_load = self.tab.evaluate("Object.keys(window.courseExplorers)")
+        self.top_at_load = self.tab.evaluate(
+            "document.querySelector('div.explorer').getBoundingClientRect().top")
+        scroll_to(self.tab.locator("div.explorer").first)
+        self.tab.evaluate("window.courseExplorersReady")  # drawn: the scripts' requests are done
 
 
 @pytest.fixture(scope="module")
@@ -133,11 +129,18 @@ def tabs(browser, origin):
         t.context.close()
 
 
+def scroll_to(locator):
+    """Bring an element on screen as a link to it or the reader's scrolling does. (Not
+    Playwright's scroll_into_view_if_needed: it scrolls to where the element would be but
+    does not make the browser lay out a section it has skipped so far, content-visibility
+    in _static/site.css, so the element stays unpainted and its explorer is never drawn.)"""
+    locator.evaluate("el => el.scrollIntoView({block: 'center'})")
+
+
 def box(tabs, name):
-    # scrolled into view as a reader would: the site renders sections off screen lazily
-    # (content-visibility: auto), and a skipped section has no rendered text
+    # scrolled into view, as a reader would before using it
     b = tabs[name].tab.locator(f"#explorer-{name}")
-    b.scroll_into_view_if_needed()
+    scroll_to(b)
     return b
 
 
@@ -178,8 +181,6 @@ def test_explorer_draws_from_the_sites_own_files(tabs, name):
     # explorer's description, which is also shown above it
     shown = b.locator(".explorer-description")
     assert shown.is_visible()
-    # textContent: Chromium's innerText is empty inside a section that the site lets the
-    # browser render lazily (content-visibility: auto), even once it is on screen
     description = shown.text_content().strip()
     assert len(description) > 60
     chart = b.locator(".explorer-chart")
@@ -193,6 +194,21 @@ def test_explorer_draws_from_the_sites_own_files(tabs, name):
         label = controls.nth(i).evaluate(
             "el => el.labels.length ? el.labels[0].querySelector('.vega-bind-name').textContent : ''")
         assert label.strip(), f"control {i} of {name} has no label"
+
+
+@pytest.mark.parametrize("name", EXPLORER_PAGES)
+def test_vega_waits_until_the_reader_nears_the_explorer(tabs, name):
+    """While the page loads, Vega is neither fetched nor run (it is the longest task a phone
+    would run on these pages); it comes when the explorer is within LOOKAHEAD of the
+    screen (tools/explorers.js), and each explorer sits further down than that."""
+    t = tabs[name]
+    js = (site_dir() / "_static" / "explorers" / "explorers.js").read_text(encoding="utf-8")
+    lookahead = int(re.search(r'LOOKAHEAD = "(\d+)px', js).group(1))
+    assert t.top_at_load > 900 + lookahead, (name, t.top_at_load)
+    fetched = [u for u in t.at_load if "/_static/explorers/vega" in u]
+    assert not fetched, fetched
+    assert t.drawn_at_load == []
+    assert any(u.endswith("/_static/explorers/explorers.js") for u in t.at_load)
 
 
 TEMPERATURE_SETTINGS = [  # (log2 E, divide by sqrt(E), temperature)
