@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from docutils.core import publish_doctree
+from sphinx.errors import ExtensionError
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("page_speed", ROOT / "tools" / "page_speed.py")
@@ -163,3 +164,18 @@ def test_drop_icon_rules_keeps_everything_but_font_awesomes_glyph_rules():
     assert "@media (min-width:1px){.kept{color:red}}" in out
     assert ".fa-spin{animation:s 2s}" in out and ".admonition-title:after" in out
     assert ".fa-lg:before{vertical-align:0}" in out   # not a glyph: no content
+
+
+def test_the_themes_tab_stop_pass_is_left_out_once_and_only_once():
+    """tools/tab_stops.js does the theme's tab-stop pass lazily; the theme's own call is
+    taken out of its script, and a theme whose script no longer has that call fails the
+    build (instead of two passes, or none, without anyone noticing)."""
+    theme = pytest.importorskip("pydata_sphinx_theme")
+    code = (Path(theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static" /
+            page_speed.THEME_JS).read_text(encoding="utf-8")
+    patched = page_speed.without_theme_tab_stops(code)
+    assert patched != code and page_speed.THEME_TAB_STOPS_LEFT_OUT in patched
+    assert 'addEventListener("load",' not in patched.split(page_speed.THEME_TAB_STOPS_LEFT_OUT)[1]
+    assert page_speed.without_theme_tab_stops(patched) == patched       # idempotent
+    with pytest.raises(ExtensionError, match="theme changed"):
+        page_speed.without_theme_tab_stops(code.replace('"complete"===document.readyState', "x"))

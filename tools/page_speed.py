@@ -32,6 +32,11 @@ Sphinx writes.
    build, so the build's kernel spec (`tools/jupyter/kernels/python3/kernel.json`, found
    through JUPYTER_PATH) starts ipykernel with its own log at ERROR; cell output, warnings
    included, is unaffected.
+7. Long pages laid out as they are read. `_static/site.css` lets the browser skip laying
+   out and painting the article's sections until they near the screen
+   (`content-visibility: auto`). The theme's tab-stop pass would undo that by measuring
+   every code block at load; `tools/tab_stops.js` applies its rule block by block as they
+   near the screen, and the copy of the theme's script in `_static/` does not start its own.
 """
 
 import html
@@ -541,7 +546,6 @@ def inline_css(static: Path, name: str, seen=None) -> str:
 
 def bundled(app: Sphinx) -> list:
     """The stylesheets of _static/ that Sphinx adds to every page, in order, to bundle."""
-    static = Path(app.outdir) / "_static"
     # set by the builder's prepare_writing(), which an incremental build that writes no
     # page skips: then add what prepare_writing() adds to the list, as it does
     if not hasattr(app.builder, "_orig_css_files"):
@@ -549,8 +553,10 @@ def bundled(app: Sphinx) -> list:
             app.builder.add_css_file(filename, **attrs)
     css_files = getattr(app.builder, "_orig_css_files", None) or app.builder._css_files
     common = [_static_name(css) for css in list(dict.fromkeys(css_files))]
-    return [name for name in common if name and name not in NOT_BUNDLED
-            and (static / name).is_file()]
+    # Not filtered by what _static/ holds yet: in a build from scratch the extensions'
+    # stylesheets (myst-nb's, sphinx-exercise's) are copied there only after the pages are
+    # written. write_bundle checks that each one is there by then.
+    return [name for name in common if name and name not in NOT_BUNDLED]
 
 
 def bundle_css(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -572,6 +578,10 @@ def write_bundle(app: Sphinx, exception) -> None:
     outdir = Path(app.outdir)
     static = outdir / "_static"
     names = [name for name in THEME_ASSETS if (static / name).is_file()] + bundled(app)
+    missing = [name for name in names if not (static / name).is_file()]
+    if missing:   # the pages link the bundle in their place: they would go unstyled
+        raise ExtensionError(f"tools/page_speed.py: stylesheets to bundle are not in "
+                             f"{static}: {', '.join(missing)}")
     if UNUSED_IF_ABSENT and not any(
             UNUSED_IF_ABSENT[1] in page.read_text(encoding="utf-8", errors="replace")
             for page in outdir.rglob("*.html") if page.parent.name != "_static"):
@@ -589,6 +599,51 @@ def drop_icon_rules(css: str) -> str:
             return ""
         return rule[0]
     return CSS_RULE.sub(keep, css)
+
+
+# --- 7. tab stops on the blocks that scroll -----------------------------------------
+
+# pydata-sphinx-theme gives a code block, an output or a table a tab stop when it scrolls,
+# measuring every one of them at the page's load event (addTabStopsToScrollableElements).
+# That lays out the whole page at once, even the sections that _static/site.css lets the
+# browser lay out only when they near the screen: on a notebook page it was the longest
+# task an emulated phone ran (0.35-0.6 s). tools/tab_stops.js applies the theme's rule as
+# each block nears the screen instead, and the theme's pass is not started: the one call
+# that starts it, at the end of the theme's script, is taken out of the copy in _static/.
+# The build fails if that call is not found (a new theme version: re-check this).
+TAB_STOPS_JS = "tab-stops.js"
+THEME_JS = "scripts/pydata-sphinx-theme.js"
+THEME_TAB_STOPS_CALL = re.compile(
+    r'"complete"===document\.readyState\?(\w+)\(\):window\.addEventListener\("load",\1\)')
+THEME_TAB_STOPS_LEFT_OUT = "void 0/*tab stops: tools/tab_stops.js*/"
+
+
+def without_theme_tab_stops(code: str) -> str:
+    """The theme's script less the call that starts its tab-stop pass (idempotent)."""
+    if THEME_TAB_STOPS_LEFT_OUT in code:
+        return code
+    new, found = THEME_TAB_STOPS_CALL.subn(THEME_TAB_STOPS_LEFT_OUT, code)
+    if found != 1:
+        raise ExtensionError(
+            f"tools/page_speed.py: {found} calls of the theme's tab-stop pass found in "
+            f"{THEME_JS} (expected 1): pydata-sphinx-theme changed; see section 7")
+    return new
+
+
+def add_tab_stops(app: Sphinx) -> None:
+    if app.builder.format == "html":
+        app.add_js_file(TAB_STOPS_JS, defer="defer")
+
+
+def write_tab_stops(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    static = Path(app.outdir) / "_static"
+    theme = static / THEME_JS
+    if theme.is_file():
+        theme.write_text(without_theme_tab_stops(theme.read_text(encoding="utf-8")),
+                         encoding="utf-8")
+    shutil.copyfile(HERE / "tab_stops.js", static / TAB_STOPS_JS)
 
 
 # --- setup ---------------------------------------------------------------------------
@@ -629,6 +684,7 @@ def setup(app: Sphinx):
     app.page_speed_katex = KaTeX(Path(app.srcdir))
     app.connect("config-inited", configure)
     app.connect("builder-inited", check_packages)
+    app.connect("builder-inited", add_tab_stops)
     app.connect("html-page-context", set_meta)
     app.connect("html-page-context", size_images)
     app.connect("html-page-context", defer_scripts)
@@ -637,5 +693,6 @@ def setup(app: Sphinx):
     # pygments.css: the bundle holds the final stylesheets.
     app.connect("build-finished", write_bundle, priority=800)
     app.connect("build-finished", write_icons, priority=850)
+    app.connect("build-finished", write_tab_stops)
     app.connect("build-finished", stop_katex)
     return {"parallel_read_safe": True, "parallel_write_safe": False}

@@ -66,8 +66,18 @@ RAW_TEX = r"""() => {
   return found;
 }"""
 
-# On a page with an explorer (tools/explorers.js), its charts are drawn before the checks.
-WAIT_FOR_EXPLORERS = "() => window.courseExplorersReady ? window.courseExplorersReady.then(() => true) : true"
+# On a page with an explorer (tools/explorers.js), its charts are drawn before the checks:
+# each is drawn when it nears the screen, so the visit scrolls to each as a reader would,
+# waits for them all, and returns to the top.
+WAIT_FOR_EXPLORERS = """async () => {
+  if (!window.courseExplorersReady) return true;
+  for (const box of document.querySelectorAll('div.explorer')) box.scrollIntoView();
+  await window.courseExplorersReady;
+  window.scrollTo(0, 0);
+  return true;
+}"""
+
+SHOW_EVERY_SECTION = ".bd-article section { content-visibility: visible !important; }"
 
 INSPECT = """() => {
   const rawTex = """ + RAW_TEX + """;
@@ -213,6 +223,10 @@ async def visit_page(browser, origin: str, page: str, shots: Path, site_root: Pa
         v.axe_minor_moderate = _violations(light, ("minor", "moderate"))
         lap("axe_light")
         name = re.sub(r"\.html$", "", page).replace("/", "__")
+        # The whole page in one picture: the browser paints the article's sections only
+        # near the screen (content-visibility in _static/site.css), so the others would
+        # come out blank; for the screenshot every section is painted.
+        await tab.add_style_tag(content=SHOW_EVERY_SECTION)
         await tab.screenshot(path=shots / f"{name}.png", full_page=True)
         v.screenshots.append(f"{name}.png")
         lap("screenshot_light")

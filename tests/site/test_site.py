@@ -6,6 +6,7 @@ transferred; launch and download buttons on every notebook page; a screenshot of
 Run with `make test-site`; see conftest.py for SITE_DIR and the other settings.
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,20 @@ def test_totals_are_zero(visits):
         assert t[key] == 0, f"{key}: {t[key]}"
     assert t["pages"] == len(PAGES)
     assert t["screenshots"] == 2 * len(PAGES)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_links_the_stylesheet_bundle_and_nothing_it_holds(page):
+    """tools/page_speed.py serves every stylesheet Sphinx adds to all pages as one file;
+    a page that linked one of them too would load it twice and wait for both (this
+    happened in builds from scratch, where the extensions' stylesheets reach _static/ only
+    after the pages are written)."""
+    static = site_dir() / "_static"
+    held = set(re.findall(r"^/\* (\S+\.css) \*/$", (static / "site-bundle.css").read_text(
+        encoding="utf-8"), flags=re.M))
+    assert {"basic.css", "pygments.css"} <= held, sorted(held)
+    html = (site_dir() / page).read_text(encoding="utf-8")
+    linked = [re.sub(r"^(\.\./)*_static/", "", href.split("?")[0]) for href in re.findall(
+        r'<link rel="stylesheet" type="text/css" href="([^"]+)"', html)]
+    assert linked.count("site-bundle.css") == 1, linked
+    assert not held & set(linked), f"{page} links bundled stylesheets: {held & set(linked)}"
