@@ -177,5 +177,6 @@ def test_the_themes_tab_stop_pass_is_left_out_once_and_only_once():
     assert patched != code and page_speed.THEME_TAB_STOPS_LEFT_OUT in patched
     assert 'addEventListener("load",' not in patched.split(page_speed.THEME_TAB_STOPS_LEFT_OUT)[1]
     assert page_speed.without_theme_tab_stops(patched) == patched       # idempotent
+    assert "sourceMappingURL" in code and "sourceMappingURL" not in patched  # map is stale
     with pytest.raises(ExtensionError, match="theme changed"):
         page_speed.without_theme_tab_stops(code.replace('"complete"===document.readyState', "x"))
