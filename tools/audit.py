@@ -212,8 +212,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "audit")
     parser.add_argument("pages", nargs="*", help="pages to audit (default: every page)")
     parser.add_argument("--report-only", action="store_true",
-                        help="list the pages below the bars but exit 0 (what .ci/run does "
-                             "while issue 12's performance bar is not met: see the README)")
+                        help="list the pages below the bars but exit 0 (to look at a build "
+                             "without failing; .ci/run does not use it)")
     args = parser.parse_args(argv)
     site = args.site.resolve()
     if not (site / "index.html").is_file():
