@@ -12,9 +12,7 @@ site is served by site_server.py, as for the other site tests.
 
 import gzip
 import math
-import os
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
