@@ -35,8 +35,8 @@ Sphinx writes.
 7. Long pages laid out as they are read. `_static/site.css` lets the browser skip laying
    out and painting the article's sections until they near the screen
    (`content-visibility: auto`). The theme's tab-stop pass would undo that by measuring
-   every code block at load; `tools/tab_stops.js` applies its rule block by block as they
-   near the screen, and the copy of the theme's script in `_static/` does not start its own.
+   every code block at load; `tools/tab_stops.js` applies its rule to each block once it is
+   laid out, and the copy of the theme's script in `_static/` does not start its own.
 """
 
 import html
@@ -607,9 +607,10 @@ def drop_icon_rules(css: str) -> str:
 # measuring every one of them at the page's load event (addTabStopsToScrollableElements).
 # That lays out the whole page at once, even the sections that _static/site.css lets the
 # browser lay out only when they near the screen: on a notebook page it was the longest
-# task an emulated phone ran (0.35-0.6 s). tools/tab_stops.js applies the theme's rule as
-# each block nears the screen instead, and the theme's pass is not started: the one call
-# that starts it, at the end of the theme's script, is taken out of the copy in _static/.
+# task an emulated phone ran (0.35-0.6 s). tools/tab_stops.js applies the theme's rule to
+# each block once the browser lays it out instead, and the theme's pass is not started:
+# the one call that starts it, at the end of the theme's script, is taken out of the copy
+# in _static/.
 # The build fails if that call is not found (a new theme version: re-check this).
 TAB_STOPS_JS = "tab-stops.js"
 THEME_JS = "scripts/pydata-sphinx-theme.js"

@@ -72,7 +72,9 @@ RAW_TEX = r"""() => {
 WAIT_FOR_EXPLORERS = """async () => {
   if (!window.courseExplorersReady) return true;
   for (const box of document.querySelectorAll('div.explorer')) box.scrollIntoView();
-  await window.courseExplorersReady;
+  const late = new Promise((_, fail) => setTimeout(
+    () => fail(new Error('explorers not drawn within 60 s')), 60000));
+  await Promise.race([window.courseExplorersReady, late]);
   window.scrollTo(0, 0);
   return true;
 }"""

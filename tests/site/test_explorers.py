@@ -13,6 +13,7 @@ site is served by site_server.py, as for the other site tests.
 import gzip
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ EXPLORER_PAGES = {"hull": "notebooks/01_span.html", "masks": "notebooks/03_maski
                   "online": "notebooks/07_memory_efficient.html"}
 SCRIPTS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "explorers.js")
 MARKER = '<div class="explorer" '
+SECTION = ".bd-article > section > section"   # what tools/explorers.js watches
 ATOL = 1e-6
 KB = 1024
 BUDGET = 400 * KB   # the README's promise: extra weight per explorer page, gzipped
@@ -66,6 +68,22 @@ def test_explorer_is_on_its_page(name):
     scripts = re.findall(r'<script[^>]* src="[./]*_static/explorers/([^"?]+)', text)
     assert scripts == ["explorers.js"], scripts
     assert re.search(r'<script defer="defer" src="[./]*_static/explorers/explorers\.js', text)
+
+
+def explorers_js():
+    return (site_dir() / "_static" / "explorers" / "explorers.js").read_text(encoding="utf-8")
+
+
+def test_the_script_fetches_the_packages_the_build_copies_in_their_order():
+    """tools/explorers.js names the three files it fetches; tools/explorers.py copies them
+    (PACKAGES, in the order Vega-Lite and Vega-Embed need)."""
+    import importlib.util
+    path = Path(__file__).resolve().parents[2] / "tools" / "explorers.py"
+    spec = importlib.util.spec_from_file_location("explorers_extension", path)
+    extension = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(extension)
+    listed = re.search(r"const LIBRARIES = \[([^\]]*)\]", explorers_js())[1]
+    assert re.findall(r'"([^"]+)"', listed) == [Path(p).name for _, p in extension.PACKAGES]
 
 
 def test_no_page_without_an_explorer_loads_vega():
@@ -113,10 +131,15 @@ class Tab:
         # fetches it when an explorer nears the screen)
         self.at_load = [r.url for r in self.finished]
         self.drawn_at_load = self.tab.evaluate("Object.keys(window.courseExplorers)")
-        self.top_at_load = self.tab.evaluate(
-            "document.querySelector('div.explorer').getBoundingClientRect().top")
+        # tools/explorers.js watches the explorer's section of the article
+        self.section_top_at_load = self.tab.evaluate(
+            f"document.querySelector('div.explorer').closest('{SECTION}')"
+            ".getBoundingClientRect().top")
         scroll_to(self.tab.locator("div.explorer").first)
-        self.tab.evaluate("window.courseExplorersReady")  # drawn: the scripts' requests are done
+        # drawn (within TIMEOUT_MS, not an endless wait): the scripts' requests are done
+        self.tab.wait_for_function("document.querySelectorAll('div.explorer').length === "
+                                   "Object.keys(window.courseExplorers).length",
+                                   timeout=TIMEOUT_MS)
 
 
 @pytest.fixture(scope="module")
@@ -200,9 +223,8 @@ def test_vega_waits_until_the_reader_nears_the_explorer(tabs, name):
     would run on these pages); it comes when the explorer is within LOOKAHEAD of the
     screen (tools/explorers.js), and each explorer sits further down than that."""
     t = tabs[name]
-    js = (site_dir() / "_static" / "explorers" / "explorers.js").read_text(encoding="utf-8")
-    lookahead = int(re.search(r'LOOKAHEAD = "(\d+)px', js).group(1))
-    assert t.top_at_load > 900 + lookahead, (name, t.top_at_load)
+    lookahead = int(re.search(r'LOOKAHEAD = "(\d+)px', explorers_js()).group(1))
+    assert t.section_top_at_load > 900 + lookahead, (name, t.section_top_at_load)
     fetched = [u for u in t.at_load if "/_static/explorers/vega" in u]
     assert not fetched, fetched
     assert t.drawn_at_load == []
@@ -383,3 +405,22 @@ def test_explorer_pages_extra_weight_is_within_budget(tabs, capsys):
             print(f"\n  explorer {name:12} {EXPLORER_PAGES[name]:38} JavaScript+CSS "
                   f"{assets / KB:6.1f} KB + explorer HTML and data {data / KB:5.1f} KB "
                   f"= {(assets + data) / KB:6.1f} KB gzip", end="")
+
+
+@pytest.mark.parametrize("name", EXPLORER_PAGES)
+def test_chart_fits_a_phone_screen(browser, origin, name):
+    """On a phone the whole chart is in view, scaled down to the column (tools/explorers.css),
+    not cut off at the right edge."""
+    context = browser.new_context(viewport={"width": 412, "height": 823})
+    try:
+        tab = context.new_page()
+        tab.goto(f"{origin}/{EXPLORER_PAGES[name]}", wait_until="load", timeout=TIMEOUT_MS)
+        b = tab.locator(f"#explorer-{name}")
+        scroll_to(b)
+        tab.wait_for_function(f"'{name}' in window.courseExplorers", timeout=TIMEOUT_MS)
+        chart = b.locator(".explorer-chart")
+        fits = chart.evaluate("""c => ({svg: c.querySelector('svg').getBoundingClientRect().width,
+                                         column: c.clientWidth, scroll: c.scrollWidth})""")
+        assert fits["svg"] <= fits["column"] + 1 and fits["scroll"] <= fits["column"] + 1, fits
+    finally:
+        context.close()

@@ -34,6 +34,8 @@ READ_TO_THE_END = """async () => {
   await frame();
 }"""
 
+TWO_FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
 SKIPPED_SECTIONS = """() => [...document.querySelectorAll('.bd-article > section > section')]
   .filter((s) => !s.firstElementChild.checkVisibility({contentVisibilityAuto: true})).length"""
 
@@ -54,7 +56,7 @@ def test_sections_below_the_first_screen_are_laid_out_when_they_near_it(page):
     inside = "s => s.firstElementChild.checkVisibility({contentVisibilityAuto: true})"
     assert not last.evaluate(inside)
     last.evaluate("s => s.scrollIntoView()")   # as a link to it does
-    page.evaluate(READ_TO_THE_END.replace("window.scrollTo(0, y);", ""))  # two frames
+    page.evaluate(TWO_FRAMES)
     assert last.evaluate(inside)
 
 
