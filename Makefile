@@ -32,7 +32,7 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml
 venv: $(STAMP)  ## create .venv from requirements*.txt (only when missing or out of date)
 
 # The explorers' JavaScript (Vega, Vega-Lite, Vega-Embed), pinned in package.json and
-# package-lock.json: `npm ci` installs it into node_modules/, and tools/explorers.py copies
+# package-lock.json: `npm ci` installs it into node_modules/, and _ext/explorers.py copies
 # it into the site's _static/ (only pages with an explorer load it).
 NPM_STAMP := node_modules/.installed-stamp
 $(NPM_STAMP): package.json package-lock.json
@@ -72,14 +72,14 @@ $(SITE_STAMP): requirements-test.txt $(STAMP)
 test-site: $(SITE_STAMP) book-strict  ## the built site in Chromium: errors, requests, math, alt text, axe, page weight
 	SITE_DIR=$${SITE_DIR:-$(CURDIR)/_build/html} timeout 900 $(PY) -m pytest tests/site
 
-# The page audit (tools/audit.py): Lighthouse (pinned in package.json) on every page of the
+# The page audit (scripts/audit.py): Lighthouse (pinned in package.json) on every page of the
 # built site, served on 127.0.0.1 with gzip, in Debian's Chromium with Lighthouse's default
 # phone settings; fails when a page misses a bar (performance >= 90, accessibility and best
 # practices 100, SEO >= 95, layout shift <= 0.1, <= 600 KB gzip and 1.5 MB uncompressed
 # without an explorer). Reports and summary.md in _build/audit/. Builds the book if missing.
 audit: $(STAMP) $(NPM_STAMP)  ## Lighthouse on every page (phone): performance, a11y, SEO, weight; _build/audit/
 	test -f $${SITE_DIR:-_build/html}/index.html || $(MAKE) book
-	CHROME_PATH=$${CHROME_PATH:-/usr/bin/chromium} timeout 2400 $(PY) tools/audit.py \
+	CHROME_PATH=$${CHROME_PATH:-/usr/bin/chromium} timeout 2400 $(PY) scripts/audit.py \
 	  --site $${SITE_DIR:-_build/html} --out _build/audit $(AUDIT_FLAGS)
 
 # Two steps: jupytext syncs the inputs into the .ipynb (--update keeps its cell ids), then
@@ -90,30 +90,30 @@ notebooks: $(STAMP)  ## regenerate the executed .ipynb references (all, or NB=no
 	$(VENV)/bin/jupytext --to ipynb --update $(NB_MD)
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.timeout=600 $(NB_IPYNB)
-	$(PY) tools/strip_timings.py $(NB_IPYNB)
-	$(PY) tools/student_notebooks.py   # the student notebooks follow their references
+	$(PY) scripts/strip_timings.py $(NB_IPYNB)
+	$(PY) scripts/student_notebooks.py   # the student notebooks follow their references
 
 bench: $(STAMP)  ## time lib against torch SDPA and two NumPy GEMMs; write benchmarks/results.json
 	$(PY) -m benchmarks.bench_attention
 
 # The instructor kit. The student edition is the same book built with sphinx-exercise's
-# hide_solutions (tools/student_edition.py writes its configuration; it reuses the full
+# hide_solutions (scripts/student_edition.py writes its configuration; it reuses the full
 # build's execution cache), into _build/student/html; its download buttons give
 # notebooks/student/*, the references without their solutions (`make student-notebooks`).
-# The PDFs are the one-page builds (singlehtml) printed by Chromium (tools/print_pdf.py);
+# The PDFs are the one-page builds (singlehtml) printed by Chromium (scripts/print_pdf.py);
 # each is copied to the root of its site, where the footer links it. tests/editions/ checks
-# the builds. The launch checks (tools/launch_check.py) need both sites.
+# the builds. The launch checks (scripts/launch_check.py) need both sites.
 STUDENT_CONFIG := _build/student/_config.yml
 PDF_DIR        := _build/pdf
 
 student-notebooks: $(STAMP)  ## write notebooks/student/*: the references without solutions
-	$(PY) tools/student_notebooks.py
+	$(PY) scripts/student_notebooks.py
 
-$(STUDENT_CONFIG): _config.yml tools/student_edition.py
-	$(PY) tools/student_edition.py $@ --cache _build/.jupyter_cache
+$(STUDENT_CONFIG): _config.yml scripts/student_edition.py
+	$(PY) scripts/student_edition.py $@ --cache _build/.jupyter_cache
 
 book-student: $(STAMP) $(NPM_STAMP) _build/.lib-hash $(STUDENT_CONFIG)  ## the student edition (no solutions) in _build/student/html
-	$(PY) tools/student_notebooks.py --check
+	$(PY) scripts/student_notebooks.py --check
 	$(JB) build . --config $(STUDENT_CONFIG) --path-output _build/student -W -n --keep-going
 	rm -rf _build/student/html && cp -a _build/student/_build/html _build/student/html
 	$(PY) -m pytest -q -p no:cacheprovider tests/editions/test_student_site.py
@@ -121,14 +121,14 @@ book-student: $(STAMP) $(NPM_STAMP) _build/.lib-hash $(STUDENT_CONFIG)  ## the s
 pdf: $(SITE_STAMP) $(NPM_STAMP) _build/.lib-hash $(STUDENT_CONFIG)  ## the whole book as PDF, both editions, in _build/pdf/
 	$(JB) build . --builder singlehtml -W -n --keep-going
 	$(JB) build . --config $(STUDENT_CONFIG) --path-output _build/student --builder singlehtml -W -n --keep-going
-	$(PY) tools/print_pdf.py _build/singlehtml $(PDF_DIR)/attention-as-linear-algebra.pdf
-	$(PY) tools/print_pdf.py --student _build/student/_build/singlehtml $(PDF_DIR)/attention-as-linear-algebra-student.pdf
+	$(PY) scripts/print_pdf.py _build/singlehtml $(PDF_DIR)/attention-as-linear-algebra.pdf
+	$(PY) scripts/print_pdf.py --student _build/student/_build/singlehtml $(PDF_DIR)/attention-as-linear-algebra-student.pdf
 	if [ -d _build/html ]; then cp $(PDF_DIR)/attention-as-linear-algebra.pdf _build/html/; fi
 	if [ -d _build/student/html ]; then cp $(PDF_DIR)/attention-as-linear-algebra-student.pdf _build/student/html/; fi
 	$(PY) -m pytest -q -p no:cacheprovider tests/editions/test_pdf.py
 
 launch-check: $(STAMP)  ## Binder, Colab and download buttons as a reader uses them (fresh venvs; needs both sites)
-	$(PY) tools/launch_check.py
+	$(PY) scripts/launch_check.py
 
 clean:  ## remove the built book (keeps .venv)
 	rm -rf _build

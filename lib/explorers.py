@@ -19,9 +19,9 @@ Each returns an :class:`Explorer`. In a notebook it displays itself (see
 :meth:`Explorer._repr_mimebundle_`): as a Vega-Lite chart in front ends that render
 Vega-Lite 5 offline (JupyterLab, Notebook 7, VS Code), and otherwise as a one-line note
 (the static figure above it shows the same computation). On the site, the Sphinx
-extension ``tools/explorers.py`` serves Vega, Vega-Lite and Vega-Embed (pinned in
+extension ``_ext/explorers.py`` serves Vega, Vega-Lite and Vega-Embed (pinned in
 ``package.json``) from the site's own ``_static/`` on the pages that have an explorer,
-and ``tools/explorers.js`` draws the chart. The specifications are plain dictionaries
+and ``_ext/explorers.js`` draws the chart. The specifications are plain dictionaries
 (Vega-Lite JSON): no plotting package is needed to build them.
 
 Numbers are written rounded to ``DECIMALS`` decimals, far below what the charts can
@@ -52,7 +52,7 @@ JUPYTER_VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 JUPYTER_MIME = "application/vnd.vegalite.v5+json"
 
 # Colours for the light and the dark theme, chosen by the signal `dark` (set by
-# tools/explorers.js from the site's html[data-theme]; false in Jupyter).
+# _ext/explorers.js from the site's html[data-theme]; false in Jupyter).
 FG = "dark ? '#e6e6e6' : '#1f1f1f'"
 MUTED = "dark ? '#a6a6a6' : '#595959'"
 GRID = "dark ? '#3a3a3a' : '#e0e0e0'"
@@ -156,7 +156,7 @@ class Explorer:
     def to_html(self):
         """The HTML the site embeds: title, text alternative, fallback note and the
         specification in an inert ``<script type="application/json">``, which
-        ``tools/explorers.js`` turns into the chart."""
+        ``_ext/explorers.js`` turns into the chart."""
         ident = f"explorer-{self.name}"
         # "</" must not appear inside a <script> element
         data = self.to_json().replace("</", "<\\/")

@@ -14,7 +14,7 @@ This module reads top to bottom like a forward pass up to the end of the first a
 sublayer: locate and verify the files, load only the tensors a layer needs
 (``safetensors.numpy``), tokenize a batch of sentences (``tokenizers``), embed the tokens,
 and run a layer's multi-head self-attention with :func:`lib.attention.multi_head_attention`.
-Neither PyTorch nor transformers is needed. ``tools/compare_with_transformers.py`` (run
+Neither PyTorch nor transformers is needed. ``scripts/compare_with_transformers.py`` (run
 by hand) compares the results with Hugging Face transformers' ``BertModel`` [3]_ and
 writes the differences to ``lib/results/transformers_comparison.json``, which ships with
 the package (:func:`load_comparison` reads it); ``tests/test_pretrained.py`` recomputes the
@@ -572,7 +572,7 @@ COMPARISON_RESOURCE = "results/transformers_comparison.json"
 def load_comparison():
     """The committed comparison of :func:`self_attention` with transformers' ``BertModel``.
 
-    ``tools/compare_with_transformers.py`` writes it (by hand, with PyTorch and
+    ``scripts/compare_with_transformers.py`` writes it (by hand, with PyTorch and
     transformers installed) and ``tests/test_pretrained.py`` checks that it is up to date;
     reading it needs neither. The file is package data of ``lib``, found with
     ``importlib.resources``, so this works from a clone and from an installed wheel alike.

@@ -1,4 +1,4 @@
-"""The page audit's arithmetic (tools/audit.py), on synthetic Lighthouse reports: what it
+"""The page audit's arithmetic (scripts/audit.py), on synthetic Lighthouse reports: what it
 reads from a report, which bars a page misses, and the summary table. Lighthouse itself
 runs in `make audit`."""
 
@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("audit", ROOT / "tools" / "audit.py")
+spec = importlib.util.spec_from_file_location("audit", ROOT / "scripts" / "audit.py")
 audit = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(audit)
 
 
 def report(perf=0.95, a11y=1.0, bp=1.0, seo=1.0, lcp_ms=2100.0, cls=0.01, transfer=300_000,
            raw=(400_000, 500_000), seo_failures=()):
-    """A Lighthouse report (lhr) with just the fields tools/audit.py reads."""
+    """A Lighthouse report (lhr) with just the fields scripts/audit.py reads."""
     audits = {
         "largest-contentful-paint": {"numericValue": lcp_ms},
         "first-contentful-paint": {"numericValue": 1200.0},

@@ -21,8 +21,8 @@ import yaml
 from tests.edition_text import SOURCES, exercises, needles, solutions, squash
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import student_notebooks  # noqa: E402  (tools/ is not a package)
+sys.path.insert(0, str(ROOT / "scripts"))
+import student_notebooks  # noqa: E402  (scripts/ is not a package)
 
 REFERENCES = sorted((ROOT / "notebooks").glob("*.ipynb"))
 STUDENT = ROOT / "notebooks" / "student"
@@ -113,10 +113,10 @@ def test_one_version_everywhere():
 
 
 def test_the_site_and_the_pdf_take_the_version_from_pyproject():
-    # tools/editions.py writes the footer and tools/print_pdf.py the title page; both read
+    # _ext/editions.py writes the footer and scripts/print_pdf.py the title page; both read
     # pyproject.toml (tests/editions/ checks the built footer and PDF).
-    for tool in ("editions.py", "print_pdf.py"):
-        assert 'tomllib.loads((ROOT / "pyproject.toml")' in (ROOT / "tools" / tool).read_text()
+    for path in ("_ext/editions.py", "scripts/print_pdf.py"):
+        assert 'tomllib.loads((ROOT / "pyproject.toml")' in (ROOT / path).read_text()
 
 
 # ------------------------------------------------------------ the repository address

@@ -1,4 +1,4 @@
-"""The site extension tools/page_speed.py, piece by piece: math typeset by KaTeX at build
+"""The site extension _ext/page_speed.py, piece by piece: math typeset by KaTeX at build
 time, the icons' stylesheet, meta descriptions and image sizes. The built pages are checked
 in a browser by tests/site/ and measured by `make audit`."""
 
@@ -14,7 +14,7 @@ from docutils.core import publish_doctree
 from sphinx.errors import ExtensionError
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("page_speed", ROOT / "tools" / "page_speed.py")
+spec = importlib.util.spec_from_file_location("page_speed", ROOT / "_ext" / "page_speed.py")
 page_speed = importlib.util.module_from_spec(spec)
 sys.modules["page_speed"] = page_speed
 spec.loader.exec_module(page_speed)
@@ -167,7 +167,7 @@ def test_drop_icon_rules_keeps_everything_but_font_awesomes_glyph_rules():
 
 
 def test_the_themes_tab_stop_pass_is_left_out_once_and_only_once():
-    """tools/tab_stops.js does the theme's tab-stop pass lazily; the theme's own call is
+    """_ext/tab_stops.js does the theme's tab-stop pass lazily; the theme's own call is
     taken out of its script, and a theme whose script no longer has that call fails the
     build (instead of two passes, or none, without anyone noticing)."""
     theme = pytest.importorskip("pydata_sphinx_theme")

@@ -1,7 +1,7 @@
 """Tests of lib/pretrained.py: the packaged model is the upstream one, its attention,
 computed with the course's kernel, agrees with Hugging Face transformers, and the committed
 comparison that notebook 08 shows (lib/results/transformers_comparison.json, written by
-tools/compare_with_transformers.py) is up to date.
+scripts/compare_with_transformers.py) is up to date.
 
 The agreement tests need PyTorch and transformers, which are test-only dependencies
 (.ci/run installs them); without them they are skipped. They never touch the network:
@@ -28,8 +28,8 @@ WHEEL_SHA256 = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
 
 
 def _load_tool(name):
-    """Import tools/<name>.py (tools/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    """Import scripts/<name>.py (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -40,7 +40,7 @@ compare_tool = _load_tool("compare_with_transformers")  # imports neither torch 
 SENTENCES = list(compare_tool.SENTENCES)
 ATOL_PROBS = compare_tool.TOLERANCE["probabilities"]  # layer 0's attention probabilities
 ATOL_OUTPUT = compare_tool.TOLERANCE["sublayer_output"]  # the sublayer's output, LN(x + attention)
-RERUN = "re-run `.venv/bin/python tools/compare_with_transformers.py` and commit its output"
+RERUN = "re-run `.venv/bin/python scripts/compare_with_transformers.py` and commit its output"
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Checks of the study-time rule (tools/study_time.py): the counting on a small MyST text
+"""Checks of the study-time rule (_ext/study_time.py): the counting on a small MyST text
 whose counts are known, and every notebook's core path and times."""
 
 import re
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "_ext"))
 
 import study_time  # noqa: E402
 from study_time import Counts, analyse, count, minutes  # noqa: E402
@@ -216,7 +216,7 @@ def build_toy_site(tmp_path, notebook_text):
         "format: jb-book\nroot: index\nchapters:\n  - file: page\n    sections:\n"
         "      - file: notebooks/01_toy\n")
     (src / "conf.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(ROOT / 'tools')!r})\n"
+        f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n"
         "extensions = ['myst_nb', 'sphinx_exercise', 'study_time']\n"
         "nb_execution_mode = 'off'\nnumfig = True\n")
     (src / "index.md").write_text("# Toy\n\n```{toctree}\npage\nnotebooks/01_toy\n```\n")

@@ -66,7 +66,7 @@ RAW_TEX = r"""() => {
   return found;
 }"""
 
-# On a page with an explorer (tools/explorers.js), its charts are drawn before the checks:
+# On a page with an explorer (_ext/explorers.js), its charts are drawn before the checks:
 # each is drawn when it nears the screen, so the visit scrolls to each as a reader would,
 # waits for them all, and returns to the top.
 WAIT_FOR_EXPLORERS = """async () => {
@@ -86,7 +86,7 @@ INSPECT = """() => {
   const maths = [...document.querySelectorAll('span.math, div.math')];
   return {
     math: maths.length,
-    // Typeset: by MathJax in the browser, or by KaTeX at build time (tools/page_speed.py),
+    // Typeset: by MathJax in the browser, or by KaTeX at build time (_ext/page_speed.py),
     // whose output must carry MathML for screen readers.
     untypeset: maths.filter(m => !m.querySelector('mjx-container, .katex math'))
                     .map(m => m.textContent.trim().slice(0, 80)),

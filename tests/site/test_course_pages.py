@@ -1,5 +1,5 @@
 """Checks, without a browser, that the pages for people cannot drift from the notebooks
-(exercises listed, study times computed by tools/study_time.py rather than typed) and that
+(exercises listed, study times computed by _ext/study_time.py rather than typed) and that
 Binder is set up the way the launch buttons and the troubleshooting page say."""
 
 import re
@@ -9,7 +9,7 @@ import pytest
 import yaml
 from site_config import ROOT
 
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "_ext"))
 import study_time  # noqa: E402
 
 GUIDE = ROOT / "chapters" / "instructor_guide.md"
@@ -62,7 +62,7 @@ def chapter_notebooks():
 
 @pytest.mark.parametrize("label", list(chapter_items()))
 def test_instructor_guide_computes_each_chapters_times_from_its_notebook(label):
-    # No time is typed: the guide's item and the chapter page both ask tools/study_time.py
+    # No time is typed: the guide's item and the chapter page both ask _ext/study_time.py
     # for the times of the notebook that _toc.yml puts under the chapter page.
     item = chapter_items()[label]
     page = chapter_page(label)

@@ -28,7 +28,7 @@ EXPLORER_PAGES = {"hull": "notebooks/01_span.html", "masks": "notebooks/03_maski
                   "online": "notebooks/07_memory_efficient.html"}
 SCRIPTS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "explorers.js")
 MARKER = '<div class="explorer" '
-SECTION = ".bd-article > section > section"   # what tools/explorers.js watches
+SECTION = ".bd-article > section > section"   # what _ext/explorers.js watches
 ATOL = 1e-6
 KB = 1024
 BUDGET = 400 * KB   # the README's promise: extra weight per explorer page, gzipped
@@ -63,7 +63,7 @@ def page_html(page):
 def test_explorer_is_on_its_page(name):
     text = page_html(EXPLORER_PAGES[name])
     assert f'{MARKER}id="explorer-{name}"' in text, f"{EXPLORER_PAGES[name]} has no {name}"
-    # the page itself loads only tools/explorers.js, which fetches Vega when the reader
+    # the page itself loads only _ext/explorers.js, which fetches Vega when the reader
     # nears the explorer (test_vega_waits_until_the_reader_nears_the_explorer)
     scripts = re.findall(r'<script[^>]* src="[./]*_static/explorers/([^"?]+)', text)
     assert scripts == ["explorers.js"], scripts
@@ -75,10 +75,10 @@ def explorers_js():
 
 
 def test_the_script_fetches_the_packages_the_build_copies_in_their_order():
-    """tools/explorers.js names the three files it fetches; tools/explorers.py copies them
+    """_ext/explorers.js names the three files it fetches; _ext/explorers.py copies them
     (PACKAGES, in the order Vega-Lite and Vega-Embed need)."""
     import importlib.util
-    path = Path(__file__).resolve().parents[2] / "tools" / "explorers.py"
+    path = Path(__file__).resolve().parents[2] / "_ext" / "explorers.py"
     spec = importlib.util.spec_from_file_location("explorers_extension", path)
     extension = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(extension)
@@ -127,11 +127,11 @@ class Tab:
         self.tab.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
         self.tab.wait_for_function("window.courseExplorersReady !== undefined",
                                    timeout=TIMEOUT_MS)
-        # what the page loaded before the reader scrolled: not Vega (tools/explorers.js
+        # what the page loaded before the reader scrolled: not Vega (_ext/explorers.js
         # fetches it when an explorer nears the screen)
         self.at_load = [r.url for r in self.finished]
         self.drawn_at_load = self.tab.evaluate("Object.keys(window.courseExplorers)")
-        # tools/explorers.js watches the explorer's section of the article
+        # _ext/explorers.js watches the explorer's section of the article
         self.section_top_at_load = self.tab.evaluate(
             f"document.querySelector('div.explorer').closest('{SECTION}')"
             ".getBoundingClientRect().top")
@@ -221,7 +221,7 @@ def test_explorer_draws_from_the_sites_own_files(tabs, name):
 def test_vega_waits_until_the_reader_nears_the_explorer(tabs, name):
     """While the page loads, Vega is neither fetched nor run (it is the longest task a phone
     would run on these pages); it comes when the explorer is within LOOKAHEAD of the
-    screen (tools/explorers.js), and each explorer sits further down than that."""
+    screen (_ext/explorers.js), and each explorer sits further down than that."""
     t = tabs[name]
     lookahead = int(re.search(r'LOOKAHEAD = "(\d+)px', explorers_js()).group(1))
     assert t.section_top_at_load > 900 + lookahead, (name, t.section_top_at_load)
@@ -409,7 +409,7 @@ def test_explorer_pages_extra_weight_is_within_budget(tabs, capsys):
 
 @pytest.mark.parametrize("name", EXPLORER_PAGES)
 def test_chart_fits_a_phone_screen(browser, origin, name):
-    """On a phone the whole chart is in view, scaled down to the column (tools/explorers.css),
+    """On a phone the whole chart is in view, scaled down to the column (_ext/explorers.css),
     not cut off at the right edge."""
     context = browser.new_context(viewport={"width": 412, "height": 823})
     try:

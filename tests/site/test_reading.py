@@ -1,7 +1,7 @@
 """A long page as a reader scrolls it, on a phone and on a desktop (issue 12): the article's
 sections are laid out only when they near the screen (_static/site.css), and a code block,
-output or table has a tab stop exactly when it scrolls (tools/tab_stops.js, which replaces
-pydata-sphinx-theme's pass over the whole page at load; tools/page_speed.py, section 7).
+output or table has a tab stop exactly when it scrolls (_ext/tab_stops.js, which replaces
+pydata-sphinx-theme's pass over the whole page at load; _ext/page_speed.py, section 7).
 
 Run with `make test-site`, like the other browser tests.
 """
@@ -63,7 +63,7 @@ def test_sections_below_the_first_screen_are_laid_out_when_they_near_it(page):
 def test_nothing_is_measured_at_load_below_the_first_screens(page):
     """The theme's own pass would have measured every block at the load event and taken the
     tab stop from each that does not scroll; far below the first screen, every block still
-    has its tab stop (tools/tab_stops.js has not measured it yet)."""
+    has its tab stop (_ext/tab_stops.js has not measured it yet)."""
     blocks = page.evaluate(BLOCKS)
     far = [b for b in blocks if b["top"] > 5 * PHONE["height"]]
     assert len(far) > 20, len(far)

@@ -1,7 +1,7 @@
 """A Sphinx extension, loaded by `_config.yml` (`sphinx.local_extensions`), for the book's two
 editions: the full one (`make book`) and the student one (`make book-student`), which is the
 same sources built with sphinx-exercise's own `hide_solutions = True` (set by the student
-configuration that `tools/student_edition.py` writes).
+configuration that `scripts/student_edition.py` writes).
 
 1. Gated solutions hidden too. sphinx-exercise 1.2.1 hides a `{solution}` block when
    `hide_solutions` is set, but a gated one (`{solution-start}` ... `{solution-end}`, used

@@ -1,11 +1,11 @@
 """A Sphinx extension, loaded by `_config.yml` (`sphinx.local_extensions`), that keeps every
 page of the site light and fast on a phone (issue 12; `make audit` measures it with
-Lighthouse, see tools/audit.py). It edits no generated file: each change is made to what
+Lighthouse, see scripts/audit.py). It edits no generated file: each change is made to what
 Sphinx writes.
 
 1. Math typeset at build time. The math renderer `katex_static` (`html_math_renderer` in
    `_config.yml`) sends every formula to one Node process running KaTeX (the version pinned
-   in package.json; tools/katex_render.js) and writes its answer into the page: HTML for
+   in package.json; _ext/katex_render.js) and writes its answer into the page: HTML for
    the eye and MathML for screen readers, so math needs no script, renders offline and
    before any JavaScript runs. The sidebar's chapter titles with math are typeset the same
    way. A formula KaTeX cannot parse is a build warning naming the page (`-W`: an error).
@@ -29,13 +29,13 @@ Sphinx writes.
 6. A quiet build log. Jupyter Book executes the notebooks with jupyter_client, which
    connects to the kernel over TCP; ipykernel 7 then logs "Kernel is running over TCP
    without encryption" once per notebook. The kernels are on 127.0.0.1 and live for one
-   build, so the build's kernel spec (`tools/jupyter/kernels/python3/kernel.json`, found
+   build, so the build's kernel spec (`_ext/jupyter/kernels/python3/kernel.json`, found
    through JUPYTER_PATH) starts ipykernel with its own log at ERROR; cell output, warnings
    included, is unaffected.
 7. Long pages laid out as they are read. `_static/site.css` lets the browser skip laying
    out and painting the article's sections until they near the screen
    (`content-visibility: auto`). The theme's tab-stop pass would undo that by measuring
-   every code block at load; `tools/tab_stops.js` applies its rule to each block once it is
+   every code block at load; `_ext/tab_stops.js` applies its rule to each block once it is
    laid out, and the copy of the theme's script in `_static/` does not start its own.
 """
 
@@ -75,7 +75,7 @@ def node_modules(app: Sphinx) -> Path:
 
 
 class KaTeX:
-    """One `node tools/katex_render.js` process for the whole build, and a cache."""
+    """One `node _ext/katex_render.js` process for the whole build, and a cache."""
 
     def __init__(self, cwd: Path):
         self.cwd = cwd
@@ -96,7 +96,7 @@ class KaTeX:
                 self.process.stdin.flush()
                 line = self.process.stdout.readline()
                 if not line:
-                    raise ExtensionError("tools/katex_render.js stopped: is node installed?")
+                    raise ExtensionError("_ext/katex_render.js stopped: is node installed?")
                 self.cache[key] = json.loads(line)
         return self.cache[key]
 
@@ -206,7 +206,7 @@ def icons_css(app: Sphinx, used: dict) -> str:
         file = svgs / style / f"{ALIASES.get(name, name)}.svg"
         if not file.is_file():
             logger.warning("no Font Awesome %s icon %r (used on %s): add it to ALIASES in "
-                           "tools/page_speed.py", style, name, ", ".join(sorted(set(pages))[:3]))
+                           "_ext/page_speed.py", style, name, ", ".join(sorted(set(pages))[:3]))
             continue
         done.add(name)
         rules.append(icon_rule(file.read_text(encoding="utf-8"), name))
@@ -214,7 +214,7 @@ def icons_css(app: Sphinx, used: dict) -> str:
     return "\n".join([
         f"/* Icons: Font Awesome Free {version} by @fontawesome, https://fontawesome.com,",
         "   icons under CC BY 4.0 (https://fontawesome.com/license/free). Written by",
-        "   tools/page_speed.py with the icons the pages use: each is a mask of its SVG over the",
+        "   _ext/page_speed.py with the icons the pages use: each is a mask of its SVG over the",
         "   text colour, so icons follow the theme's light and dark colours. */",
         ":is(.fa,.fas,.far,.fab,.fa-solid,.fa-regular,.fa-brands){font-family:inherit!important;"
         "display:inline-block;line-height:1}",
@@ -580,7 +580,7 @@ def write_bundle(app: Sphinx, exception) -> None:
     names = [name for name in THEME_ASSETS if (static / name).is_file()] + bundled(app)
     missing = [name for name in names if not (static / name).is_file()]
     if missing:   # the pages link the bundle in their place: they would go unstyled
-        raise ExtensionError(f"tools/page_speed.py: stylesheets to bundle are not in "
+        raise ExtensionError(f"_ext/page_speed.py: stylesheets to bundle are not in "
                              f"{static}: {', '.join(missing)}")
     if UNUSED_IF_ABSENT and not any(
             UNUSED_IF_ABSENT[1] in page.read_text(encoding="utf-8", errors="replace")
@@ -607,7 +607,7 @@ def drop_icon_rules(css: str) -> str:
 # measuring every one of them at the page's load event (addTabStopsToScrollableElements).
 # That lays out the whole page at once, even the sections that _static/site.css lets the
 # browser lay out only when they near the screen: on a notebook page it was the longest
-# task an emulated phone ran (0.35-0.6 s). tools/tab_stops.js applies the theme's rule to
+# task an emulated phone ran (0.35-0.6 s). _ext/tab_stops.js applies the theme's rule to
 # each block once the browser lays it out instead, and the theme's pass is not started:
 # the one call that starts it, at the end of the theme's script, is taken out of the copy
 # in _static/.
@@ -616,7 +616,7 @@ TAB_STOPS_JS = "tab-stops.js"
 THEME_JS = "scripts/pydata-sphinx-theme.js"
 THEME_TAB_STOPS_CALL = re.compile(
     r'"complete"===document\.readyState\?(\w+)\(\):window\.addEventListener\("load",\1\)')
-THEME_TAB_STOPS_LEFT_OUT = "void 0/*tab stops: tools/tab_stops.js*/"
+THEME_TAB_STOPS_LEFT_OUT = "void 0/*tab stops: _ext/tab_stops.js*/"
 JS_SOURCE_MAP_COMMENT = re.compile(r"\n//# sourceMappingURL=\S+\s*$")
 
 
@@ -628,7 +628,7 @@ def without_theme_tab_stops(code: str) -> str:
     new, found = THEME_TAB_STOPS_CALL.subn(THEME_TAB_STOPS_LEFT_OUT, code)
     if found != 1:
         raise ExtensionError(
-            f"tools/page_speed.py: {found} calls of the theme's tab-stop pass found in "
+            f"_ext/page_speed.py: {found} calls of the theme's tab-stop pass found in "
             f"{THEME_JS} (expected 1): pydata-sphinx-theme changed; see section 7")
     return JS_SOURCE_MAP_COMMENT.sub("\n", new)
 
@@ -669,7 +669,7 @@ def check_packages(app: Sphinx) -> None:
               node_modules(app) / FA_PACKAGE / "svgs"]
     missing = [str(p) for p in needed if not p.exists()]
     if missing:
-        raise ExtensionError(f"tools/page_speed.py: {', '.join(missing)} not found: run "
+        raise ExtensionError(f"_ext/page_speed.py: {', '.join(missing)} not found: run "
                              "`npm ci` in the repository (`make book` does it)")
     app.add_css_file(f"{KATEX_DIR}/katex.min.css")
     app.add_css_file(ICONS_CSS)

@@ -3,7 +3,7 @@
 cell, in the MyST sources, the executed references and the student notebooks; CITATION.cff;
 the README). Only the address changes, so no notebook needs re-executing.
 
-    .venv/bin/python tools/set_repository.py https://github.com/you/your-course [--branch main]
+    .venv/bin/python scripts/set_repository.py https://github.com/you/your-course [--branch main]
 
 Then `make test` checks that no file names another address (tests/test_editions.py).
 """

@@ -4,8 +4,8 @@ explorers' JavaScript from the site itself, and only on the pages that have an e
 An explorer is the HTML output of a notebook cell that displays a `lib.explorers.Explorer`:
 a `<div class="explorer">` holding the chart's Vega-Lite specification, with every number
 the chart can show, in an inert `<script type="application/json">`. On the pages whose body
-contains one, this extension adds `tools/explorers.js`, which draws the charts, and
-`tools/explorers.css`; the script loads Vega, Vega-Lite and Vega-Embed (the versions pinned
+contains one, this extension adds `_ext/explorers.js`, which draws the charts, and
+`_ext/explorers.css`; the script loads Vega, Vega-Lite and Vega-Embed (the versions pinned
 in package.json and package-lock.json, installed by `npm ci` into node_modules/: `make book`
 runs it) from next to itself when an explorer nears the screen, not while the page loads.
 Every other page loads none of it. The files are copied to `_static/explorers/` at the end
@@ -50,7 +50,7 @@ def check_packages(app: Sphinx) -> None:
                if not (node_modules(app) / name / path).is_file()]
     if missing:
         raise ExtensionError(
-            f"tools/explorers.py: {', '.join(missing)} not found in {node_modules(app)}: "
+            f"_ext/explorers.py: {', '.join(missing)} not found in {node_modules(app)}: "
             "run `npm ci` in the repository (`make book` does it)")
 
 

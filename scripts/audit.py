@@ -1,10 +1,10 @@
 """The page-quality audit (`make audit`): Lighthouse on every page of the built site, on a
 phone, against the bars of issue 12.
 
-    .venv/bin/python tools/audit.py [--site _build/html] [--out _build/audit] [PAGE ...]
+    .venv/bin/python scripts/audit.py [--site _build/html] [--out _build/audit] [PAGE ...]
 
 The site is served on 127.0.0.1 by the browser tests' server (tests/site/site_server.py),
-which gzips text as static hosts do. `node tools/audit.mjs` runs Lighthouse (pinned in
+which gzips text as static hosts do. `node scripts/audit.mjs` runs Lighthouse (pinned in
 package.json) on each page in turn, in one headless Debian Chromium (CHROME_PATH, default
 /usr/bin/chromium), with Lighthouse's default mobile settings, and writes each report to
 OUT/<page>.json. Then every page is checked against BARS, and OUT/summary.md (a Markdown
@@ -166,7 +166,7 @@ def table(results: list[PageResult]) -> str:
 
 def run_lighthouse(origin: str, out: Path, pages: list[str]) -> None:
     env = {**os.environ, "CHROME_PATH": os.environ.get("CHROME_PATH", "/usr/bin/chromium")}
-    command = ["node", str(ROOT / "tools" / "audit.mjs"), origin, str(out), *pages]
+    command = ["node", str(ROOT / "scripts" / "audit.mjs"), origin, str(out), *pages]
     subprocess.run(command, cwd=ROOT, env=env, check=False)
 
 

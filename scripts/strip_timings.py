@@ -1,7 +1,7 @@
 """Drop the per-cell execution timestamps nbconvert records, so that regenerating a
 notebook reference changes only the outputs that changed. Used by `make notebooks`.
 
-Usage: python tools/strip_timings.py notebooks/01_span.ipynb [...]
+Usage: python scripts/strip_timings.py notebooks/01_span.ipynb [...]
 """
 
 import sys

@@ -8,8 +8,8 @@ A solution is removed with everything in it:
   the code cells between them.
 Markdown cells left empty are dropped; every other cell is kept as it is, outputs included.
 
-    python tools/student_notebooks.py            # every notebooks/*.ipynb
-    python tools/student_notebooks.py --check    # exit 1 if a student notebook is stale
+    python scripts/student_notebooks.py            # every notebooks/*.ipynb
+    python scripts/student_notebooks.py --check    # exit 1 if a student notebook is stale
 """
 
 import argparse

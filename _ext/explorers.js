@@ -1,5 +1,5 @@
 /* Draws the course's explorers (lib/explorers.py) with Vega-Embed, on the pages the
-   Sphinx extension tools/explorers.py adds this script to. Vega, Vega-Lite and Vega-Embed
+   Sphinx extension _ext/explorers.py adds this script to. Vega, Vega-Lite and Vega-Embed
    are served from the site's own _static/explorers/, next to this file.
 
    Each <div class="explorer"> holds its Vega-Lite specification, every number included,

@@ -17,7 +17,7 @@ downloads  In the built sites (_build/html, and _build/student/html), the .ipynb
            (notebooks/<name>.*; notebooks/student/<name>.* in the student edition), and the
            Binder and Colab buttons open a committed notebook of the configured repository.
 
-    python tools/launch_check.py binder colab downloads   # all three (the default)
+    python scripts/launch_check.py binder colab downloads   # all three (the default)
 
 Work folders (virtual environments, the clone) are in _build/launch/, made afresh each run;
 binder and colab run at the same time. Each step's output is in _build/launch/<check>.log.
@@ -135,7 +135,7 @@ def check_binder() -> str:
 
 
 # ----------------------------------------------------------------------------- colab
-COLAB_STUB = '"""Stand-in for the package Colab imports into every kernel (tools/launch_check.py)."""\n'
+COLAB_STUB = '"""Stand-in for the package Colab imports into every kernel (scripts/launch_check.py)."""\n'
 
 
 def pinned(names) -> list[str]:
@@ -170,7 +170,7 @@ def check_colab() -> str:
     log.run(python, "-m", "ipykernel", "install", "--prefix", work / "kernel", "--name", "colab",
             env=env)
     # The kernel listens on 127.0.0.1 for this run only: without its log at ERROR, ipykernel
-    # warns on every start that the connection is not encrypted (as in tools/jupyter/).
+    # warns on every start that the connection is not encrypted (as in _ext/jupyter/).
     spec = work / "kernel" / "share" / "jupyter" / "kernels" / "colab" / "kernel.json"
     kernel = json.loads(spec.read_text())
     kernel["argv"].append("--IPKernelApp.log_level=ERROR")

@@ -583,7 +583,7 @@ def setup(app: Sphinx) -> dict:
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
-if __name__ == "__main__":      # python tools/study_time.py: the table, in the terminal
+if __name__ == "__main__":      # python _ext/study_time.py: the table, in the terminal
     print(f"{'notebook':<22}{'words':>7}{'code':>6}{'ex':>4}{'core':>7}{'full':>7}")
     for _, name in chapters():
         nb = load(name)

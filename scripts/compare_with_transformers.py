@@ -15,7 +15,7 @@ Run it by hand, from the repository's root, after a change to ``lib/`` or to the
 versions of transformers or torch (it needs both, which are test-only dependencies; it
 never touches the network, the model comes from the installed wheel)::
 
-    .venv/bin/python tools/compare_with_transformers.py
+    .venv/bin/python scripts/compare_with_transformers.py
 
 then regenerate notebook 08 (``make notebooks NB=notebooks/08_real_model.md``) and commit
 the three files. ``tests/test_pretrained.py`` recomputes the comparison whenever
@@ -153,7 +153,7 @@ def compare(model=None):
                         "sentences below: per head, of the attention probabilities and of "
                         "the head's output A_h V_h; and of the attention sublayer's output "
                         "LN(X + attention)."),
-        "written_by": "tools/compare_with_transformers.py",
+        "written_by": "scripts/compare_with_transformers.py",
         "model": "sentence-transformers/all-MiniLM-L6-v2",
         "weights_sha256": pretrained.WEIGHTS_SHA256,
         "layer": LAYER,

@@ -1,9 +1,9 @@
 // Lighthouse over pages of the built site, one after the other, in one headless Chromium:
-//   node tools/audit.mjs ORIGIN OUTDIR PAGE...
+//   node scripts/audit.mjs ORIGIN OUTDIR PAGE...
 // For each PAGE (a path relative to the site's root) writes OUTDIR/<page>.json, Lighthouse's
 // report (its "lhr") less the screenshots, and prints one line with its four scores.
 // Default settings: mobile emulation, simulated Slow 4G and 4x CPU slowdown.
-// tools/audit.py (`make audit`) serves the site, runs this, and checks the bars.
+// scripts/audit.py (`make audit`) serves the site, runs this, and checks the bars.
 import fs from "node:fs";
 import path from "node:path";
 import lighthouse from "lighthouse";
@@ -11,7 +11,7 @@ import * as chromeLauncher from "chrome-launcher";
 
 const [origin, outdir, ...pages] = process.argv.slice(2);
 if (!origin || !outdir || pages.length === 0) {
-  console.error("usage: node tools/audit.mjs ORIGIN OUTDIR PAGE...");
+  console.error("usage: node scripts/audit.mjs ORIGIN OUTDIR PAGE...");
   process.exit(2);
 }
 const CATEGORIES = ["performance", "accessibility", "best-practices", "seo"];
