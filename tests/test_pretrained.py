@@ -278,17 +278,21 @@ def recomputed(model):
 
 def test_comparison_file_has_the_recomputed_numbers(committed, recomputed):
     assert recomputed["versions"] == committed["versions"], f"stale: {RERUN}"
-    if recomputed["machine"] != committed["machine"]:
-        pytest.skip(f"the file was written on {committed['machine']}, this machine is "
-                    f"{recomputed['machine']}: float32 rounding differs between them, so the "
-                    f"numbers cannot be compared tightly (versions and tolerances are checked)")
-    numbers = ("heads", "sublayer_output", "embeddings")
+    # Same machine: the computation is deterministic, so a tight bound. Elsewhere float32
+    # rounds differently, within a measured spread (never skipped).
+    same_machine = recomputed["machine"] == committed["machine"]
+    atol = compare_tool.STALE_ATOL if same_machine else compare_tool.STALE_ATOL_OTHER_MACHINE
+    numbers = ("heads", "sublayer_output", "embeddings", "machine")
     for key in recomputed.keys() | committed.keys():
         if key not in numbers:
             assert recomputed.get(key) == committed.get(key), f"{key} changed: {RERUN}"
-    atol = compare_tool.STALE_ATOL
     for new, old in zip(recomputed["heads"], committed["heads"], strict=True):
         for key in ("probabilities", "head_output"):
             assert abs(new[key] - old[key]) <= atol, f"head {new['head']} {key}: stale, {RERUN}"
     for key in ("sublayer_output", "embeddings"):
         assert abs(recomputed[key] - committed[key]) <= atol, f"{key}: stale, {RERUN}"
+
+
+def test_the_cross_machine_bound_is_below_the_tolerances():
+    # a stale file must not hide inside the cross-machine slack
+    assert compare_tool.STALE_ATOL_OTHER_MACHINE <= 0.5 * min(compare_tool.TOLERANCE.values())

@@ -1,0 +1,102 @@
+"""The Makefile's checks of system tools: a target that needs a tool missing from PATH
+stops before any work, with one line that names the tool and its Debian package, exit
+non-zero, no traceback, nothing written. Each case runs the real `make` on the real
+Makefile with a PATH from which one tool was taken away (links to everything else)."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MAKE = shutil.which("make")
+pytestmark = pytest.mark.skipif(MAKE is None, reason="make is not installed")
+
+
+def path_without(tmp_path: Path, *tools: str, fakes: dict[str, str] | None = None) -> str:
+    """A one-folder PATH holding links to every command on today's PATH but `tools`,
+    plus small shell scripts standing in for the commands in `fakes`."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for directory in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(directory):
+            continue
+        for entry in os.scandir(directory):
+            target = folder / entry.name
+            if entry.name in tools or target.exists() or not os.access(entry.path, os.X_OK):
+                continue
+            target.symlink_to(entry.path)
+    for name, script in (fakes or {}).items():
+        (folder / name).unlink(missing_ok=True)
+        (folder / name).write_text(f"#!/bin/sh\n{script}\n")
+        (folder / name).chmod(0o755)
+    return str(folder)
+
+
+def tree(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")} if folder.exists() else set()
+
+
+def make(target: str, path: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CHROMIUM", "CHROME_PATH", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    env["PATH"] = path
+    before = tree(ROOT / "_build")
+    done = subprocess.run([MAKE, "--no-print-directory", target], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert tree(ROOT / "_build") == before, f"make {target} wrote into _build/"
+    return done
+
+
+def assert_stops(done: subprocess.CompletedProcess, target: str, *named: str) -> None:
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, f"make {target} went on without the tool:\n{output}"
+    assert "Traceback" not in output
+    last = output.strip().splitlines()[-1]
+    for word in named:
+        assert word in last, f"make {target}'s last line does not name {word!r}: {last}"
+    assert len(output.strip().splitlines()) == 1, f"more than one line:\n{output}"
+
+
+@pytest.mark.parametrize("tool", ["pdftotext", "pdfimages"])
+def test_pdf_without_poppler_names_poppler_utils(tmp_path, tool):
+    done = make("pdf", path_without(tmp_path, tool))
+    assert_stops(done, "pdf", "poppler-utils", "pdftotext")
+
+
+@pytest.mark.parametrize("target", ["test-site", "audit", "pdf"])
+def test_browser_targets_without_chromium_name_the_package(tmp_path, target):
+    done = make(target, path_without(tmp_path, "chromium"))
+    assert_stops(done, target, "chromium", "apt-get install chromium")
+
+
+@pytest.mark.parametrize("target", ["book", "test", "book-student"])
+def test_node_targets_without_node_name_nodejs(tmp_path, target):
+    done = make(target, path_without(tmp_path, "node", "npm"))
+    assert_stops(done, target, "Node.js", "nodejs")
+
+
+def test_an_old_node_is_refused(tmp_path):
+    done = make("book", path_without(tmp_path, fakes={"node": "echo false; exit 0",
+                                                      "npm": "exit 0"}))
+    assert_stops(done, "book", "Node.js 20")
+
+
+def test_an_old_python_is_refused(tmp_path):
+    # python3 that is 3.10: the check asks it whether it is at least 3.11
+    fake = "echo False"
+    done = make("venv", path_without(tmp_path, fakes={"python3": fake}))
+    assert_stops(done, "venv", "Python 3.11")
+
+
+@pytest.mark.parametrize("target", ["pdf", "test-site", "book"])
+def test_with_every_tool_the_checks_pass(target):
+    # a dry run parses the Makefile, checks included, and runs nothing
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL")}
+    if shutil.which("chromium") is None or shutil.which("pdftotext") is None:
+        pytest.skip("chromium or poppler-utils is not installed here")
+    done = subprocess.run([MAKE, "-n", target], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert "***" not in done.stderr, done.stderr
