@@ -203,3 +203,16 @@ def test_pages_workflow_deploys_the_built_site_from_main():
     text = (WORKFLOWS / "pages.yml").read_text()
     assert "actions/deploy-pages@" in text and "path: _build/html" in text
     assert workflow["permissions"]["pages"] == "write"
+
+
+def test_workflow_jobs_that_run_commands_run_in_a_debian_12_container():
+    # .ci/run's apt-get lines are tested on Debian 12; the workflows must run them there too
+    # (Ubuntu's runners install Chromium as a snap, which .ci/run cannot use).
+    for name in ("ci.yml", "pages.yml"):
+        workflow, _ = load_workflow(name)
+        for job_name, job in workflow["jobs"].items():
+            if not any("run" in step for step in job.get("steps", [])):
+                continue   # e.g. deploy: a GitHub action only
+            image = job.get("container")
+            image = image.get("image") if isinstance(image, dict) else image
+            assert image and image.endswith("-bookworm"), f"{name}: job {job_name} runs on {image!r}"
