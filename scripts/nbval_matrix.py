@@ -10,7 +10,9 @@ other CPUs would compute, two variants at a time (one per core):
   for this CPU; the GEMMs then add their products in another order and round
   differently in the last bits;
 - ``NPY_DISABLE_CPU_FEATURES`` set to NumPy's dispatch targets above its baseline: every
-  ufunc (exp, sum, ...) takes its baseline SIMD code path.
+  ufunc (exp, sum, ...) takes its baseline SIMD code path;
+- one core (the process pinned to CPU 0, ``OPENBLAS_NUM_THREADS=1``): one BLAS thread and
+  one thread in the kernel's fast path.
 
 Before nbval runs, each variant proves that it took effect (threadpoolctl reports the
 requested OpenBLAS kernel; NumPy reports no dispatch target found), so the check cannot
@@ -47,9 +49,13 @@ NEEDS_FLAGS = {"Prescott": {"pni"}, "Sandybridge": {"avx"}, "Haswell": {"avx2", 
 # NumPy 2.4 warns and disables nothing, so they would test nothing.)
 NUMPY_DISPATCH = "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
 BASELINE = "numpy-baseline"
+# One core: the kernel's fast path runs on one thread instead of one per core, and
+# OpenBLAS on one thread (a laptop has 4-16 cores, this machine 2: together they show that
+# the thread count does not reach a printed digit).
+ONE_CORE = "one-core"
 CELL_TIMEOUT = 300   # seconds for one cell (a kernel that died leaves nbval waiting)
 RUN_TIMEOUT = 900    # seconds for one variant's whole run
-VARIANTS = (*KERNELS, BASELINE)
+VARIANTS = (*KERNELS, BASELINE, ONE_CORE)
 
 # What a fresh interpreter computes with: the OpenBLAS kernel(s) threadpoolctl finds, and
 # the dispatch targets NumPy uses (numpy.show_runtime() reports the same as "found").
@@ -57,8 +63,11 @@ PROBE = """
 import json
 import numpy, threadpoolctl
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+import os
 info = [i for i in threadpoolctl.threadpool_info() if i["internal_api"] == "openblas"]
 print(json.dumps({"kernels": [i["architecture"] for i in info],
+                  "threads": [i["num_threads"] for i in info],
+                  "cores": len(os.sched_getaffinity(0)),
                   "dispatched": [d for d in __cpu_dispatch__ if __cpu_features__.get(d)]}))
 """
 
@@ -69,6 +78,8 @@ def environment(variant: str) -> dict:
     env.pop("NPY_DISABLE_CPU_FEATURES", None)
     if variant == BASELINE:
         env["NPY_DISABLE_CPU_FEATURES"] = NUMPY_DISPATCH
+    elif variant == ONE_CORE:
+        env["OPENBLAS_NUM_THREADS"] = "1"
     else:
         env["OPENBLAS_CORETYPE"] = variant
     return env
@@ -91,13 +102,23 @@ def cannot_run(variant: str) -> str | None:
     return f"this CPU lacks {' '.join(lacking)}" if lacking else None
 
 
+def pinning(variant: str):
+    """For the one-core variant, what pins a child process (and its kernels) to CPU 0."""
+    if variant != ONE_CORE:
+        return None
+    return lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def took_effect(variant: str, env: dict) -> str | None:
     """None when the variant's arithmetic is in force in a fresh interpreter, else why not."""
     done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
-                          text=True, check=False)
+                          text=True, check=False, preexec_fn=pinning(variant))
     if done.returncode:
         return f"the probe failed:\n{done.stderr}"
     seen = json.loads(done.stdout)
+    if variant == ONE_CORE:
+        return None if seen["cores"] == 1 and seen["threads"] == [1] else (
+            f"{seen['cores']} cores and BLAS threads {seen['threads']}, not one")
     if variant == BASELINE:
         return None if not seen["dispatched"] else (
             f"NumPy still dispatches to {seen['dispatched']} with "
@@ -125,7 +146,7 @@ def run(variant: str, targets: list[str]) -> tuple[str, int | None, str, float]:
                "-o", "addopts=", *targets]
     try:
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                              check=False, timeout=RUN_TIMEOUT)
+                              check=False, timeout=RUN_TIMEOUT, preexec_fn=pinning(variant))
     except subprocess.TimeoutExpired as stopped:
         output = (stopped.stdout or b"").decode(errors="replace")
         return variant, 1, f"{output}\nstopped after {RUN_TIMEOUT} s", time.monotonic() - start
