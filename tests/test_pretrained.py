@@ -278,21 +278,24 @@ def recomputed(model):
 
 def test_comparison_file_has_the_recomputed_numbers(committed, recomputed):
     assert recomputed["versions"] == committed["versions"], f"stale: {RERUN}"
-    # Same machine: the computation is deterministic, so a tight bound. Elsewhere float32
-    # rounds differently, within a measured spread (never skipped).
-    same_machine = recomputed["machine"] == committed["machine"]
-    atol = compare_tool.STALE_ATOL if same_machine else compare_tool.STALE_ATOL_OTHER_MACHINE
+    # float32 rounds differently from one CPU, BLAS kernel and even run to the next (the
+    # same machine moved a difference by 1.2e-7 between two pytest runs): one bound that
+    # holds across machines, measured, and never skipped.
+    atol = compare_tool.STALE_ATOL
+    assert set(atol) == {"probabilities", "head_output", "sublayer_output", "embeddings"}
     numbers = ("heads", "sublayer_output", "embeddings", "machine")
     for key in recomputed.keys() | committed.keys():
         if key not in numbers:
             assert recomputed.get(key) == committed.get(key), f"{key} changed: {RERUN}"
     for new, old in zip(recomputed["heads"], committed["heads"], strict=True):
         for key in ("probabilities", "head_output"):
-            assert abs(new[key] - old[key]) <= atol, f"head {new['head']} {key}: stale, {RERUN}"
+            assert abs(new[key] - old[key]) <= atol[key], (
+                f"head {new['head']} {key}: stale, {RERUN}")
     for key in ("sublayer_output", "embeddings"):
-        assert abs(recomputed[key] - committed[key]) <= atol, f"{key}: stale, {RERUN}"
+        assert abs(recomputed[key] - committed[key]) <= atol[key], f"{key}: stale, {RERUN}"
 
 
 def test_the_cross_machine_bound_is_below_the_tolerances():
     # a stale file must not hide inside the cross-machine slack
-    assert compare_tool.STALE_ATOL_OTHER_MACHINE <= 0.5 * min(compare_tool.TOLERANCE.values())
+    for key, tolerance in compare_tool.TOLERANCE.items():
+        assert compare_tool.STALE_ATOL[key] <= 0.5 * tolerance, key
