@@ -100,10 +100,10 @@ book: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build the HTML book and print t
 book-strict: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build with warnings as errors (-W -n), as make test does
 	$(JB) build . -W -n --keep-going
 
-# nbval runs twice: once as this machine computes (in pytest), then under other CPUs'
-# arithmetic (scripts/nbval_matrix.py: OpenBLAS's kernels from Prescott to SkylakeX and
-# NumPy's baseline SIMD, two at a time), so a printed output that rounding can move fails
-# here and not on a reader's laptop or a fork's CI.
+# nbval runs as this machine computes (in pytest), then as other x86-64 machines compute
+# (scripts/nbval_matrix.py: OpenBLAS's Prescott to SkylakeX kernels, NumPy at its baseline
+# SIMD, one core; each different one once), so a printed output that rounding can move
+# fails here and not on a reader's laptop or a fork's CI.
 test: $(STAMP) $(NPM_STAMP)  ## unit, property and doc tests, nbval over notebooks/ (also as other CPUs compute), strict build
 	$(PY) -m pytest
 	$(PY) scripts/nbval_matrix.py

@@ -1,26 +1,32 @@
-"""nbval over every notebook on other machines' arithmetic: `make test` runs this.
+"""nbval over every notebook as other x86-64 machines compute: `make test` runs this.
 
 A notebook's printed outputs must be the same on every x86-64 CPU, whatever BLAS kernel
-NumPy's OpenBLAS picks for it and whatever SIMD code NumPy dispatches to. The references
-in notebooks/*.ipynb were written on one CPU; this script re-runs nbval over them as
-other CPUs would compute, two variants at a time (one per core):
+NumPy's OpenBLAS picks for it, whatever SIMD code NumPy dispatches to and however many
+cores it has. The references in notebooks/*.ipynb were written on one machine; pytest's
+own nbval pass checks them as this machine computes, and this script re-runs nbval as the
+MACHINES below compute, two at a time (one per core). Each one sets, in the notebooks'
+kernels:
 
-- ``OPENBLAS_CORETYPE=<kernel>`` for each of KERNELS: OpenBLAS (bundled with NumPy's
-  wheels, built for every x86-64 kernel) uses that kernel instead of the one it picks
-  for this CPU; the GEMMs then add their products in another order and round
-  differently in the last bits;
-- ``NPY_DISABLE_CPU_FEATURES`` set to NumPy's dispatch targets above its baseline: every
-  ufunc (exp, sum, ...) takes its baseline SIMD code path;
-- one core (the process pinned to CPU 0, ``OPENBLAS_NUM_THREADS=1``): one BLAS thread and
-  one thread in the kernel's fast path.
+- ``OPENBLAS_CORETYPE``: OpenBLAS (bundled with NumPy's wheels, built with the kernels of
+  every x86-64 CPU family) uses that family's kernel instead of the one it picks for this
+  CPU, so the matrix products add in another order and round differently in the last bits;
+- ``NPY_DISABLE_CPU_FEATURES``: NumPy skips the SIMD code that CPU family would not have
+  (a Sandy Bridge has no AVX2, so NumPy runs its baseline code for exp, sums, ...);
+- for the one-core machine, the process is pinned to one CPU and OpenBLAS to one thread,
+  so BLAS and the kernel's fast path run on one thread instead of one per core.
 
-Before nbval runs, each variant proves that it took effect (threadpoolctl reports the
-requested OpenBLAS kernel; NumPy reports no dispatch target found), so the check cannot
-pass by testing the default arithmetic twice. Exits 1 when a variant fails.
+Before nbval runs, a fresh interpreter with the machine's settings reports what it computes
+with (threadpoolctl: the OpenBLAS kernel and its threads; NumPy: its dispatch targets; the
+cores), and the run stops if a setting did not take effect, so the check cannot pass by
+testing the default arithmetic again. A machine whose report equals this machine's own (a
+Zen CPU runs Haswell's kernels, so on an AMD EPYC both are the default) is not run twice:
+pytest's pass already ran it. A kernel whose instructions this CPU lacks (SkylakeX's
+AVX-512 on most AMD CPUs stops Python with SIGILL) is skipped and said so. Exits 1 when a
+machine fails or none could run.
 
-    python scripts/nbval_matrix.py                 # every variant, every notebook
-    python scripts/nbval_matrix.py Haswell          # some variants (names as below)
-    python scripts/nbval_matrix.py --jobs 1 -- notebooks/07_memory_efficient.ipynb
+    python scripts/nbval_matrix.py                  # every machine, every notebook
+    python scripts/nbval_matrix.py Sandybridge      # some machines
+    python scripts/nbval_matrix.py Prescott -- notebooks/07_memory_efficient.ipynb
 """
 
 import argparse
@@ -30,40 +36,48 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# OpenBLAS kernels for x86-64 CPUs from 2004 to today's servers (Zen: AMD EPYC/Ryzen,
-# which GitHub's hosted runners often are; SkylakeX: AVX-512 Intel servers).
-KERNELS = ("Prescott", "Sandybridge", "Haswell", "Zen", "SkylakeX")
-# A kernel runs only on a CPU with its instructions (SkylakeX's AVX-512 on an AMD EPYC of
-# the Zen 2/3 generations stops the kernel with SIGILL): the CPU flags each one needs, as
-# /proc/cpuinfo names them (SSE3 is "pni" there). A kernel this CPU cannot run is
-# reported as skipped.
-NEEDS_FLAGS = {"Prescott": {"pni"}, "Sandybridge": {"avx"}, "Haswell": {"avx2", "fma"},
-               "Zen": {"avx2", "fma"},
-               "SkylakeX": {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}}
 # NumPy >= 2.4 names its x86-64 dispatch targets by microarchitecture level. (The older
 # names, e.g. "AVX2 FMA3 AVX512F AVX512CD AVX512_SKX", are no longer dispatch targets:
 # NumPy 2.4 warns and disables nothing, so they would test nothing.)
-NUMPY_DISPATCH = "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
-BASELINE = "numpy-baseline"
-# One core: the kernel's fast path runs on one thread instead of one per core, and
-# OpenBLAS on one thread (a laptop has 4-16 cores, this machine 2: together they show that
-# the thread count does not reach a printed digit).
-ONE_CORE = "one-core"
-CELL_TIMEOUT = 300   # seconds for one cell (a kernel that died leaves nbval waiting)
-RUN_TIMEOUT = 900    # seconds for one variant's whole run
-VARIANTS = (*KERNELS, BASELINE, ONE_CORE)
+ABOVE_BASELINE = ("X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR")   # X86_V3: AVX2, FMA3
+ABOVE_V3 = ("X86_V4", "AVX512_ICL", "AVX512_SPR")                   # X86_V4: AVX-512
 
-# What a fresh interpreter computes with: the OpenBLAS kernel(s) threadpoolctl finds, and
-# the dispatch targets NumPy uses (numpy.show_runtime() reports the same as "found").
+
+@dataclass(frozen=True)
+class Machine:
+    """An x86-64 machine, as NumPy and OpenBLAS would compute on it."""
+
+    kernel: str                    # OPENBLAS_CORETYPE
+    reported: str                  # what threadpoolctl reports for that kernel
+    cpu_flags: frozenset           # what the kernel's instructions need (/proc/cpuinfo)
+    numpy_off: tuple = ()          # NPY_DISABLE_CPU_FEATURES
+    one_core: bool = False
+
+
+# From a 2004 Pentium 4 to today's AVX-512 servers. Zen (AMD EPYC, Ryzen; GitHub's hosted
+# runners are often EPYC) runs Haswell's kernels. /proc/cpuinfo calls SSE3 "pni".
+MACHINES = {
+    "Prescott": Machine("Prescott", "Katmai", frozenset({"pni"}), ABOVE_BASELINE),
+    "Sandybridge": Machine("Sandybridge", "Sandybridge", frozenset({"avx"}), ABOVE_BASELINE,
+                           one_core=True),
+    "Haswell": Machine("Haswell", "Haswell", frozenset({"avx2", "fma"}), ABOVE_V3),
+    "Zen": Machine("Zen", "Haswell", frozenset({"avx2", "fma"}), ABOVE_V3),
+    "SkylakeX": Machine("SkylakeX", "SkylakeX",
+                        frozenset({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"})),
+}
+CELL_TIMEOUT = 300   # seconds for one cell (a kernel that died leaves nbval waiting)
+RUN_TIMEOUT = 900    # seconds for one machine's whole run
+
+# What a fresh interpreter computes with.
 PROBE = """
-import json
+import json, os
 import numpy, threadpoolctl
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
-import os
 info = [i for i in threadpoolctl.threadpool_info() if i["internal_api"] == "openblas"]
 print(json.dumps({"kernels": [i["architecture"] for i in info],
                   "threads": [i["num_threads"] for i in info],
@@ -72,21 +86,28 @@ print(json.dumps({"kernels": [i["architecture"] for i in info],
 """
 
 
-def environment(variant: str) -> dict:
-    env = dict(os.environ)
-    env.pop("OPENBLAS_CORETYPE", None)
-    env.pop("NPY_DISABLE_CPU_FEATURES", None)
-    if variant == BASELINE:
-        env["NPY_DISABLE_CPU_FEATURES"] = NUMPY_DISPATCH
-    elif variant == ONE_CORE:
-        env["OPENBLAS_NUM_THREADS"] = "1"
-    else:
-        env["OPENBLAS_CORETYPE"] = variant
+def environment(machine: Machine | None) -> dict:
+    """The environment of a notebook kernel on `machine` (None: this machine as it is)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "OPENBLAS_NUM_THREADS")}
+    if machine is not None:
+        env["OPENBLAS_CORETYPE"] = machine.kernel
+        if machine.numpy_off:
+            env["NPY_DISABLE_CPU_FEATURES"] = " ".join(machine.numpy_off)
+        if machine.one_core:
+            env["OPENBLAS_NUM_THREADS"] = "1"
     return env
 
 
+def pinning(machine: Machine | None):
+    """For a one-core machine, what pins a child process (and its kernels) to one CPU."""
+    if machine is None or not machine.one_core:
+        return None
+    return lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def cpu_flags() -> set[str] | None:
-    """The CPU's flags from /proc/cpuinfo (None where there is no such file)."""
+    """This CPU's flags from /proc/cpuinfo (None where there is no such file)."""
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
@@ -95,100 +116,99 @@ def cpu_flags() -> set[str] | None:
             for flag in line.split(":", 1)[1].split()}
 
 
-def cannot_run(variant: str) -> str | None:
-    """Why this CPU cannot run the variant's kernel, or None."""
+def cannot_run(machine: Machine) -> str | None:
+    """Why this CPU cannot run the machine's kernel, or None."""
     flags = cpu_flags()
-    lacking = sorted(NEEDS_FLAGS.get(variant, set()) - flags) if flags is not None else []
+    lacking = sorted(machine.cpu_flags - flags) if flags is not None else []
     return f"this CPU lacks {' '.join(lacking)}" if lacking else None
 
 
-def pinning(variant: str):
-    """For the one-core variant, what pins a child process (and its kernels) to CPU 0."""
-    if variant != ONE_CORE:
-        return None
-    return lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-
-
-def took_effect(variant: str, env: dict) -> str | None:
-    """None when the variant's arithmetic is in force in a fresh interpreter, else why not."""
-    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
-                          text=True, check=False, preexec_fn=pinning(variant))
+def probe(machine: Machine | None) -> dict:
+    done = subprocess.run([sys.executable, "-c", PROBE], env=environment(machine),
+                          capture_output=True, text=True, check=False,
+                          preexec_fn=pinning(machine))
     if done.returncode:
-        return f"the probe failed:\n{done.stderr}"
-    seen = json.loads(done.stdout)
-    if variant == ONE_CORE:
-        return None if seen["cores"] == 1 and seen["threads"] == [1] else (
-            f"{seen['cores']} cores and BLAS threads {seen['threads']}, not one")
-    if variant == BASELINE:
-        return None if not seen["dispatched"] else (
-            f"NumPy still dispatches to {seen['dispatched']} with "
-            f"NPY_DISABLE_CPU_FEATURES={NUMPY_DISPATCH!r}")
-    # OpenBLAS reports the kernel family it loaded: Prescott's is called Katmai there,
-    # and Zen runs Haswell's kernels (so a Zen CPU and a Haswell one print alike).
-    expected = {"Prescott": "Katmai", "Zen": "Haswell"}.get(variant, variant)
-    return None if seen["kernels"] == [expected] else (
-        f"OpenBLAS runs {seen['kernels']}, not {expected}, with OPENBLAS_CORETYPE={variant}")
+        raise RuntimeError(f"the probe failed:\n{done.stderr}")
+    return json.loads(done.stdout)
 
 
-def run(variant: str, targets: list[str]) -> tuple[str, int | None, str, float]:
-    """(variant, pytest's exit code or None when skipped, output, seconds)."""
+def not_in_force(machine: Machine, seen: dict) -> str | None:
+    """None when `seen` (a probe) is the machine's arithmetic, else what differs."""
+    if seen["kernels"] != [machine.reported]:
+        return f"OpenBLAS runs {seen['kernels']}, not {machine.reported}"
+    if set(seen["dispatched"]) & set(machine.numpy_off):
+        return (f"NumPy still dispatches to {seen['dispatched']} with "
+                f"NPY_DISABLE_CPU_FEATURES={' '.join(machine.numpy_off)!r}")
+    if machine.one_core and (seen["cores"], seen["threads"]) != (1, [1]):
+        return f"{seen['cores']} cores and BLAS threads {seen['threads']}, not one"
+    return None
+
+
+def run(name: str, targets: list[str], default: dict) -> tuple[str, str, str, float]:
+    """(name, 'ok' | 'FAILED' | 'skipped', what to say, seconds)."""
     start = time.monotonic()
-    reason = cannot_run(variant)
+    machine = MACHINES[name]
+    reason = cannot_run(machine)
     if reason:
-        return variant, None, reason, 0.0
-    env = environment(variant)
-    problem = took_effect(variant, env)
+        return name, "skipped", reason, 0.0
+    seen = probe(machine)
+    problem = not_in_force(machine, seen)
     if problem:
-        return variant, 1, problem, time.monotonic() - start
+        return name, "FAILED", f"its settings did not take effect: {problem}", 0.0
+    if seen == default:
+        return name, "skipped", ("computes as this machine does (pytest's nbval pass "
+                                 f"ran it): {seen}"), 0.0
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--nbval", "--nbval-sanitize-with", "nbval_sanitize.cfg",
                "--nbval-current-env", "--nbval-cell-timeout", str(CELL_TIMEOUT),
                "-o", "addopts=", *targets]
     try:
-        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                              check=False, timeout=RUN_TIMEOUT, preexec_fn=pinning(variant))
+        done = subprocess.run(command, cwd=ROOT, env=environment(machine), capture_output=True,
+                              text=True, check=False, timeout=RUN_TIMEOUT,
+                              preexec_fn=pinning(machine))
     except subprocess.TimeoutExpired as stopped:
         output = (stopped.stdout or b"").decode(errors="replace")
-        return variant, 1, f"{output}\nstopped after {RUN_TIMEOUT} s", time.monotonic() - start
-    return variant, done.returncode, done.stdout + done.stderr, time.monotonic() - start
+        return name, "FAILED", f"{output}\nstopped after {RUN_TIMEOUT} s", time.monotonic() - start
+    output = done.stdout + done.stderr
+    return name, "ok" if done.returncode == 0 else "FAILED", output, time.monotonic() - start
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("variants", nargs="*", help=f"any of {', '.join(VARIANTS)}")
+    parser.add_argument("machines", nargs="*", help=f"any of {', '.join(MACHINES)}")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     argv = sys.argv[1:]
     split = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:split])
     targets = argv[split + 1:] or ["notebooks"]  # after --: what pytest collects
-    variants = args.variants or list(VARIANTS)
-    unknown = sorted(set(variants) - set(VARIANTS))
+    names = args.machines or list(MACHINES)
+    unknown = sorted(set(names) - set(MACHINES))
     if unknown:
-        parser.error(f"unknown variants {unknown}; choose from {', '.join(VARIANTS)}")
-    failed, skipped = [], []
+        parser.error(f"unknown machines {unknown}; choose from {', '.join(MACHINES)}")
+    default = probe(None)
+    results = {"ok": [], "FAILED": [], "skipped": []}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for variant, code, output, seconds in pool.map(lambda v: run(v, targets), variants):
-            if code is None:
-                skipped.append(variant)
-                print(f"nbval, {variant}: skipped, {output}", flush=True)
+        for name, status, output, seconds in pool.map(lambda n: run(n, targets, default),
+                                                      names):
+            results[status].append(name)
+            if status == "skipped":
+                print(f"nbval as on {name}: skipped, {output}", flush=True)
                 continue
             summary = output.strip().splitlines()[-1] if output.strip() else ""
-            print(f"nbval, {variant}: {'ok' if code == 0 else 'FAILED'} ({seconds:.0f} s) "
-                  f"{summary}", flush=True)
-            if code:
-                failed.append(variant)
+            print(f"nbval as on {name}: {status} ({seconds:.0f} s) {summary}", flush=True)
+            if status == "FAILED":
                 print(output[-6000:], flush=True)
-    if failed:
-        print(f"nbval failed on other machines' arithmetic: {', '.join(failed)}. A cell "
-              "prints what rounding can move: print a bound, a count or a value rounded "
-              "where the error cannot reach the printed digit, and assert the rest.")
+    if results["FAILED"]:
+        print(f"nbval failed as on: {', '.join(results['FAILED'])}. A cell prints what "
+              "rounding can move: print a bound, a count or a value rounded where the "
+              "error cannot reach the printed digit, and assert the rest.")
         return 1
-    ran = [v for v in variants if v not in skipped]
-    if not ran:
-        print("nbval ran under no variant: this CPU can run none of them")
+    if not results["ok"]:
+        print("nbval ran as on no other machine: none differs from this one, or this CPU "
+              "can run none of them")
         return 1
-    print(f"nbval passed under {len(ran)} variants: {', '.join(ran)}"
-          + (f" (skipped on this CPU: {', '.join(skipped)})" if skipped else ""))
+    print(f"nbval passed as on: {', '.join(results['ok'])}"
+          + (f" (not run: {', '.join(results['skipped'])})" if results["skipped"] else ""))
     return 0
 
 
