@@ -25,7 +25,8 @@ export CHROME_PATH ?= $(CHROMIUM)     # use this browser
 endif
 GOALS := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
 NEEDS_PYTHON   := venv book book-strict test test-site audit notebooks bench \
-                  student-notebooks book-student pdf launch-check
+                  student-notebooks book-student pdf launch-check \
+                  assignments grade test-assignments
 NEEDS_NODE     := book book-strict test test-site audit book-student pdf
 NEEDS_CHROMIUM := test-site audit pdf
 NEEDS_POPPLER  := pdf
@@ -58,6 +59,7 @@ endif
 
 .PHONY: help venv book book-strict test test-site notebooks bench clean
 .PHONY: student-notebooks book-student pdf launch-check
+.PHONY: assignments grade test-assignments
 .PHONY: audit
 
 help:  ## list the commands
@@ -175,8 +177,31 @@ pdf: $(SITE_STAMP) $(NPM_STAMP) _build/.lib-hash $(STUDENT_CONFIG)  ## the whole
 	if [ -d _build/student/html ]; then cp $(PDF_DIR)/attention-as-linear-algebra-student.pdf _build/student/html/; fi
 	$(PY) -m pytest -q -p no:cacheprovider tests/editions/test_pdf.py
 
-launch-check: $(STAMP)  ## Binder, Colab and download buttons as a reader uses them (fresh venvs; needs both sites)
+launch-check: $(STAMP) assignments  ## Binder, Colab, download buttons and an assignment's grader.check as a reader uses them (fresh venvs; needs both sites)
 	$(PY) scripts/launch_check.py
+
+# Assign and grade (otter-grader, pinned in requirements-assign.txt, installed into .venv here
+# only). scripts/assignments.py turns each notebooks/<name>.md into otter's input notebook
+# (its exercises as questions, the remove-cell test cells beside them as tests) and runs
+# `otter assign`: _build/assignments/<name>/student/ and autograder/ (Gradescope's zip).
+# `make grade` runs `otter run` (no Docker) on every .ipynb of SUBMISSIONS into one CSV.
+ASSIGN_STAMP := $(VENV)/.assign-stamp
+$(ASSIGN_STAMP): requirements-assign.txt $(STAMP)
+	$(PY) -m pip install -r requirements-assign.txt
+	touch $@
+
+assignments: $(ASSIGN_STAMP)  ## an otter-grader assignment per chapter in _build/assignments/ (student, autograder, zip)
+	$(PY) scripts/assignments.py
+
+grade: $(ASSIGN_STAMP)  ## grade ASSIGNMENT=03_masking SUBMISSIONS=dir with otter run, no Docker: one CSV of scores
+	@test -n "$(ASSIGNMENT)" -a -d "$(SUBMISSIONS)" || { echo "usage: make grade ASSIGNMENT=03_masking SUBMISSIONS=folder [GRADES=file.csv]"; exit 2; }
+	test -d _build/assignments/$(ASSIGNMENT)/autograder || $(PY) scripts/assignments.py $(ASSIGNMENT)
+	$(PY) scripts/grade_assignments.py $(ASSIGNMENT) $(SUBMISSIONS) $(if $(GRADES),--out $(GRADES))
+
+# Solutions score full marks, unanswered student notebooks 0, each wrong answer of
+# tests/assignments/wrong_answers.py loses its question's points with its message.
+test-assignments: assignments  ## grade the solutions, the student notebooks and the wrong answers with otter run
+	CHECK_ASSIGNMENTS=1 timeout 1800 $(PY) -m pytest -q -p no:cacheprovider tests/assignments
 
 clean:  ## remove the built book (keeps .venv)
 	rm -rf _build

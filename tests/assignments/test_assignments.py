@@ -1,0 +1,207 @@
+"""The otter-grader assignments (`make assignments`), graded as an instructor grades them.
+
+`make test-assignments` runs this after `make assignments` (a plain `pytest` skips it: it
+needs the built assignments and runs `otter run` about 30 times, two at a time). For every
+chapter: the autograder notebook (the solutions) scores full marks; the student notebook as
+handed out scores 0 on every autograded question; and each wrong answer of
+wrong_answers.py, put in a copy of the student notebook whose other answers are the
+solutions, loses its question's points, with the teaching message in otter's output, while
+the other questions keep theirs. `make grade` is run on three submissions.
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(Path(__file__).parent))
+
+from wrong_answers import WRONG_ANSWERS  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not os.environ.get("CHECK_ASSIGNMENTS"),
+                                reason="make test-assignments runs these")
+
+ASSIGNMENTS = ROOT / "_build" / "assignments"
+WORK = ASSIGNMENTS / "_check"
+CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.md"))
+
+
+def summary(chapter):
+    return json.loads((ASSIGNMENTS / chapter / "questions.json").read_text())
+
+
+def autograded(chapter):
+    return [q for q, info in summary(chapter).items() if info["kind"] == "auto"]
+
+
+def answer_cells(nb, question, tag):
+    """Indices of the code cells just before `grader.check("question")` tagged `tag`."""
+    check = next(i for i, c in enumerate(nb.cells)
+                 if c.cell_type == "code" and c.source.strip() == f'grader.check("{question}")')
+    found, i = [], check - 1
+    while i >= 0 and tag in nb.cells[i].metadata.get("tags", []):
+        if nb.cells[i].cell_type == "code":
+            found.append(i)
+        i -= 1
+    assert found, f"no answer cell before the check of {question}"
+    return sorted(found)
+
+
+def filled(chapter, answers):
+    """The student notebook with each question's answer cells replaced by answers[question]."""
+    student = nbformat.read(ASSIGNMENTS / chapter / "student" / f"{chapter}.ipynb", as_version=4)
+    for question, code in answers.items():
+        cells = answer_cells(student, question, "otter_answer_cell")
+        student.cells[cells[0]].source = code.strip("\n")
+        for i in cells[1:]:
+            student.cells[i].source = ""
+    return student
+
+
+def solutions(chapter):
+    autograder = nbformat.read(ASSIGNMENTS / chapter / "autograder" / f"{chapter}.ipynb",
+                               as_version=4)
+    return {q: "\n\n".join(autograder.cells[i].source
+                           for i in answer_cells(autograder, q, "otter_assign_solution_cell"))
+            for q in autograded(chapter)}
+
+
+def rounds(chapter):
+    """Wrong answers of one chapter in rounds: at most one per question in each round."""
+    out = []
+    for wrong in (w for w in WRONG_ANSWERS if w["chapter"] == chapter):
+        for r in out:
+            if wrong["question"] not in {w["question"] for w in r}:
+                r.append(wrong)
+                break
+        else:
+            out.append([wrong])
+    return out
+
+
+@pytest.fixture(scope="session")
+def graded():
+    """Every submission of the check, graded by `otter run`: (chapter, kind) -> result."""
+    from grade_assignments import grade_one
+    import concurrent.futures
+
+    jobs = {}
+    for chapter in CHAPTERS:
+        folder = WORK / chapter
+        folder.mkdir(parents=True, exist_ok=True)
+        jobs[(chapter, "solution")] = ASSIGNMENTS / chapter / "autograder" / f"{chapter}.ipynb"
+        student = folder / "unanswered.ipynb"
+        student.write_bytes((ASSIGNMENTS / chapter / "student" / f"{chapter}.ipynb").read_bytes())
+        jobs[(chapter, "unanswered")] = student
+        answers = solutions(chapter)
+        for k, wrongs in enumerate(rounds(chapter), 1):
+            path = folder / f"wrong-{k}.ipynb"
+            nbformat.write(filled(chapter, answers | {w["question"]: w["answer"] for w in wrongs}),
+                           path)
+            jobs[(chapter, f"wrong-{k}")] = path
+    # The longest chapters first, so that the two workers finish together.
+    order = sorted(jobs, key=lambda key: key[0] not in ("07_memory_efficient", "04_scaling"))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {key: pool.submit(grade_one, key[0], jobs[key], 900) for key in order}
+        return {key: f.result() for key, f in futures.items()}
+
+
+def test_every_chapter_is_an_assignment_with_otters_layout():
+    for chapter in CHAPTERS:
+        folder = ASSIGNMENTS / chapter
+        assert (folder / "student" / f"{chapter}.ipynb").is_file()
+        assert (folder / "autograder" / f"{chapter}.ipynb").is_file()
+        assert list((folder / "autograder").glob(f"{chapter}-autograder*.zip"))
+    assert len(CHAPTERS) == 8
+
+
+def test_every_code_exercise_is_autograded_and_every_other_is_manual():
+    kinds = defaultdict(int)
+    for chapter in CHAPTERS:
+        for question, info in summary(chapter).items():
+            kinds[info["kind"]] += 1
+            if info["kind"] == "auto":
+                assert info["hidden"] >= 1 and info["tests"] > info["hidden"], question
+    assert kinds["auto"] >= 19 and kinds["manual"] >= 18
+
+
+def test_student_notebooks_hold_no_hidden_test_and_no_solution():
+    for chapter in CHAPTERS:
+        student = ASSIGNMENTS / chapter / "student"
+        for test in (student / "tests").glob("*.py"):
+            assert "'hidden': True" not in test.read_text(), test
+        text = (student / f"{chapter}.ipynb").read_text()
+        assert "BEGIN TEST CONFIG" not in text and "BEGIN SOLUTION" not in text
+        for question, code in solutions(chapter).items():
+            longest = max(code.splitlines(), key=len).strip()
+            assert longest not in text, f"{chapter}: {question}'s solution line {longest!r}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_solutions_score_full_marks(graded, chapter):
+    result = graded[(chapter, "solution")]
+    assert result["status"] == "ok", result
+    points = {q: summary(chapter)[q] for q in autograded(chapter)}
+    assert set(result["scores"]) == set(points)
+    assert all(score == 2.0 for score in result["scores"].values()), result["scores"]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_unanswered_student_notebook_scores_zero(graded, chapter):
+    result = graded[(chapter, "unanswered")]
+    assert result["status"] == "ok", result
+    assert set(result["scores"]) == set(autograded(chapter))
+    assert all(score == 0 for score in result["scores"].values()), result["scores"]
+
+
+def test_the_wrong_answers_cover_the_classic_mistakes():
+    assert len(WRONG_ANSWERS) >= 12
+    assert len({w["id"] for w in WRONG_ANSWERS}) == len(WRONG_ANSWERS)
+
+
+@pytest.mark.parametrize("wrong", WRONG_ANSWERS, ids=lambda w: w["id"])
+def test_wrong_answer_loses_its_points_with_its_message(graded, wrong):
+    chapter = wrong["chapter"]
+    k = next(k for k, r in enumerate(rounds(chapter), 1) if wrong in r)
+    result = graded[(chapter, f"wrong-{k}")]
+    assert result["status"] == "ok", result
+    assert result["scores"][wrong["question"]] == 0, f"{wrong['id']} scored full marks"
+    assert wrong["message"] in " ".join(result["output"][wrong["question"]].split())
+    others = {q: s for q, s in result["scores"].items()
+              if q not in {w["question"] for w in rounds(chapter)[k - 1]}}
+    assert all(s == 2.0 for s in others.values()), f"other questions lost points: {others}"
+
+
+def test_make_grade_writes_one_csv_for_full_partial_and_raising(tmp_path):
+    chapter = "03_masking"
+    answers = solutions(chapter)
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    nbformat.write(filled(chapter, answers), submissions / "full.ipynb")
+    wrong = next(w for w in WRONG_ANSWERS if w["chapter"] == chapter)
+    nbformat.write(filled(chapter, answers | {wrong["question"]: wrong["answer"]}),
+                   submissions / "partial.ipynb")
+    raising = filled(chapter, answers | {"masking-ex-padding": "raise RuntimeError('oops')"})
+    nbformat.write(raising, submissions / "raises.ipynb")
+    out = tmp_path / "grades.csv"
+    done = subprocess.run(["make", "-s", "grade", f"ASSIGNMENT={chapter}",
+                           f"SUBMISSIONS={submissions}", f"GRADES={out}"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r["submission"]: r for r in csv.DictReader(out.open())}
+    assert set(rows) == {"full.ipynb", "partial.ipynb", "raises.ipynb"}
+    total = 2.0 * len(autograded(chapter))
+    assert float(rows["full.ipynb"]["total"]) == total
+    assert float(rows["partial.ipynb"]["total"]) == total - 2
+    assert float(rows["partial.ipynb"][wrong["question"]]) == 0
+    assert float(rows["raises.ipynb"]["masking-ex-padding"]) == 0
+    assert float(rows["raises.ipynb"]["total"]) == total - 2
+    assert all(r["status"] == "ok" for r in rows.values())
