@@ -174,15 +174,4 @@ closest_tol = 1e-3
 q_close = 100.0 * np.array([1.0, -1.0])
 ''',
     },
-    {
-        "id": "previous-token-counting-padding",
-        "chapter": "08_real_model",
-        "question": "real-ex-previous",
-        "message": "count the real queries i >= 1",
-        "answer": '''
-fox = tokenize(model, ["The quick brown fox jumps over the lazy dog."])
-a_fox = self_attention(model, embed(model, fox), fox.key_mask).weights[0]
-fraction = a_fox.max(axis=-1).mean(axis=1)  # the largest weight, anywhere
-''',
-    },
 ]
