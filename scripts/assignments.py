@@ -61,7 +61,8 @@ try:
 except ImportError:
     %pip install --quiet otter-grader=={OTTER_VERSION}
     import otter
-grader = otter.Notebook("{{name}}.ipynb")
+# No notebook path: Colab's kernel has no notebook file (otter's own init on Colab)
+grader = otter.Notebook()
 """
 
 
@@ -241,7 +242,7 @@ def master_notebook(md: Path, titles=None, numbers=None) -> tuple[nbformat.Noteb
             else:
                 new = nbformat.v4.new_code_cell(cell.source)
                 if not any(c.cell_type == "code" for c in cells):
-                    new.source = cell.source.rstrip("\n") + OTTER_INIT.format(name=name)
+                    new.source = cell.source.rstrip("\n") + OTTER_INIT
                 if tags:
                     new.metadata["tags"] = list(tags)
                 cells.append(new)

@@ -17,7 +17,11 @@ downloads  In the built sites (_build/html, and _build/student/html), the .ipynb
            (notebooks/<name>.*; notebooks/student/<name>.* in the student edition), and the
            Binder and Colab buttons open a committed notebook of the configured repository.
 
-    python scripts/launch_check.py binder colab downloads   # all three (the default)
+assignment A student notebook of `make assignments` (03_masking), alone with its tests/ as
+           on Colab, in a Colab-like environment without otter: its first cell installs the
+           course and otter-grader, and its grader.check cells pass with the answers filled in.
+
+    python scripts/launch_check.py binder colab downloads assignment   # all four (the default)
 
 Work folders (virtual environments, the clone) are in _build/launch/, made afresh each run;
 binder and colab run at the same time. Each step's output is in _build/launch/<check>.log.
@@ -203,6 +207,87 @@ def check_colab() -> str:
     return f"colab: {len(REFERENCES)} notebooks installed the course from a clone and ran to the end"
 
 
+# ------------------------------------------------------------------------ assignment
+ASSIGNMENT = "03_masking"
+
+
+def check_assignment() -> str:
+    """A student notebook of `make assignments` as Colab opens it: alone with its tests/, in a
+    Colab-like environment without otter; its first cell installs the course (from a local
+    clone) and otter-grader, and every `grader.check` cell passes once the answers are in."""
+    import nbclient
+
+    student = ROOT / "_build" / "assignments" / ASSIGNMENT / "student"
+    autograder = ROOT / "_build" / "assignments" / ASSIGNMENT / "autograder"
+    if not (student / f"{ASSIGNMENT}.ipynb").exists():
+        raise CheckFailed(f"assignment: no {student.relative_to(ROOT)}: run `make assignments`")
+    log, work = Log("assignment"), WORK / "assignment"
+    clone, repo = work / "clone", repository()
+    copy_repository(clone)
+    git = ["git", "-C", clone, "-c", "user.name=launch-check", "-c", "user.email=launch-check@localhost"]
+    log.run(*git, "init", "-q", "-b", repo["branch"])
+    log.run(*git, "add", "-A")
+    log.run(*git, "commit", "-q", "-m", "the working tree, as a reader's clone")
+    env = clean_env(IPYTHONDIR=work / "ipython", HOME=work / "home",
+                    JUPYTER_CONFIG_DIR=work / "jupyter-config")
+    (work / "home").mkdir()
+    python = venv(log, work / "venv", env)
+    log.run(python, "-m", "pip", "install", "--quiet", *pinned(COLAB_BASE), env=env)
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (Path(site) / "google" / "colab").mkdir(parents=True)
+    (Path(site) / "google" / "colab" / "__init__.py").write_text(COLAB_STUB)
+    startup = work / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-colab.py").write_text("import google.colab  # as in every Colab kernel\n")
+    log.run(python, "-m", "ipykernel", "install", "--prefix", work / "kernel", "--name", "colab-otter",
+            env=env)
+    env["PATH"] = f"{work / 'venv' / 'bin'}{os.pathsep}{env['PATH']}"
+    kernels = str(work / "kernel" / "share" / "jupyter")
+    env["JUPYTER_PATH"] = kernels
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(
+        p for p in (os.environ.get("JUPYTER_PATH"), kernels) if p)
+
+    nb = nbformat.read(student / f"{ASSIGNMENT}.ipynb", as_version=4)
+    answers = nbformat.read(autograder / f"{ASSIGNMENT}.ipynb", as_version=4)
+    solution = {}   # each question's solution, as a student would type it
+    for i, cell in enumerate(answers.cells):
+        if cell.source.startswith("grader.check("):
+            codes = []
+            j = i - 1
+            while j >= 0 and "otter_assign_solution_cell" in answers.cells[j].metadata.get("tags", []):
+                if answers.cells[j].cell_type == "code":
+                    codes.insert(0, answers.cells[j].source)
+                j -= 1
+            solution[cell.source] = "\n\n".join(codes)
+    for i, cell in enumerate(nb.cells):
+        if cell.source in solution:
+            k = i - 1
+            while "otter_answer_cell" in nb.cells[k].metadata.get("tags", []):
+                nb.cells[k].source = ""
+                k -= 1
+            nb.cells[k + 1].source = solution[cell.source]
+    address = f"git+{repo['url']}@{repo['branch']}"
+    first = next(c for c in nb.cells if c.cell_type == "code")
+    if address not in first.source or "otter-grader==" not in first.source:
+        raise CheckFailed(f"assignment: the first cell does not install the course and otter")
+    first.source = first.source.replace(address, f"git+{clone.as_uri()}@{repo['branch']}")
+    folder = work / "content"
+    shutil.copytree(student / "tests", folder / "tests")    # uploaded beside the notebook
+    try:
+        nbclient.NotebookClient(nb, kernel_name="colab-otter", timeout=900,
+                                resources={"metadata": {"path": str(folder)}}).execute(env=env)
+    except Exception as error:  # noqa: BLE001 - any failure of the run is the check's failure
+        raise CheckFailed(f"assignment: {ASSIGNMENT}'s student notebook failed: {error}") from error
+    checks = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("grader.check(")]
+    for cell in checks:
+        shown = json.dumps(cell.outputs)
+        if "passed" not in shown:
+            raise CheckFailed(f"assignment: {cell.source} did not pass: {shown[:500]}")
+    return (f"assignment: {ASSIGNMENT}'s student notebook installed otter and the course, "
+            f"{len(checks)} grader.check cells passed")
+
+
 # ------------------------------------------------------------------------- downloads
 LINK = re.compile(r'<a\s[^>]*href="([^"]+)"')
 
@@ -239,17 +324,17 @@ def check_downloads(sites: dict) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("checks", nargs="*", choices=["binder", "colab", "downloads", []],
-                        help="which checks (default: all three)")
+    parser.add_argument("checks", nargs="*", choices=["binder", "colab", "downloads", "assignment", []],
+                        help="which checks (default: all four)")
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--student-site", type=Path, default=ROOT / "_build" / "student" / "html")
     args = parser.parse_args(argv)
-    args.checks = args.checks or ["binder", "colab", "downloads"]
-    for name in ("binder", "colab"):
+    args.checks = args.checks or ["binder", "colab", "downloads", "assignment"]
+    for name in ("binder", "colab", "assignment"):
         if name in args.checks:
             shutil.rmtree(WORK / name, ignore_errors=True)
             (WORK / name).mkdir(parents=True)
-    jobs = {"binder": check_binder, "colab": check_colab,
+    jobs = {"binder": check_binder, "colab": check_colab, "assignment": check_assignment,
             "downloads": lambda: check_downloads({
                 "full edition": (args.site, ROOT / "notebooks"),
                 "student edition": (args.student_site, ROOT / "notebooks" / "student")})}
