@@ -46,6 +46,11 @@ ifneq ($(call needs,$(NEEDS_NODE)),)
     $(call stop,$(NEEDS_NODE),needs Node.js 20 or newer (`node --version` says $(shell node --version)): Debian 12's nodejs is 18; install Node.js 20 from nodejs.org)
   endif
 endif
+ifneq ($(call needs,$(NEEDS_NODE)),)
+  ifneq ($(call missing,dot),)
+    $(call stop,$(NEEDS_NODE),needs Graphviz (`dot`, for the maintainers' build picture): apt-get install graphviz)
+  endif
+endif
 ifneq ($(call needs,$(NEEDS_CHROMIUM)),)
   ifeq ($(CHROMIUM),)
     $(call stop,$(NEEDS_CHROMIUM),needs Chromium (`chromium`; or set CHROMIUM=/path/to/it): apt-get install chromium)

@@ -1,5 +1,5 @@
 // The book's math, typeset at build time by KaTeX (the version pinned in package.json),
-// for _ext/page_speed.py. One process serves a whole build: each line on stdin is a JSON
+// for _ext/katex_math.py. One process serves a whole build: each line on stdin is a JSON
 // request {"tex": "...", "display": true|false, "macros": {...}}, each line on stdout the
 // answer {"html": "..."} (KaTeX's HTML for the eye and MathML for assistive technology),
 // or {"error": "..."}; {"warnings": [...]} lists what KaTeX's strict mode noticed.

@@ -9,7 +9,7 @@ changes what Sphinx writes, and tests/site/ checks the result in a browser.
    a copy): every page logs "Identifier 'THEBE_JS_URL' has already been declared", and a
    thebe button would load code from unpkg and Binder into the page. Its event handlers are
    disconnected and its stylesheet dropped, so none of it reaches the pages. (Math needs no
-   script at all: _ext/page_speed.py typesets it with KaTeX at build time.)
+   script at all: _ext/katex_math.py typesets it with KaTeX at build time.)
 2. Named disclosure buttons in the sidebar. pydata-sphinx-theme 0.17 puts an empty
    `<summary>` (a chevron icon) before each chapter's sections; a screen reader announces
    it as an unnamed button (axe: summary-name, serious). Each gets an `aria-label` naming

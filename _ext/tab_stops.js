@@ -1,4 +1,4 @@
-/* Tab stops on the blocks that scroll: every page of the site (_ext/page_speed.py).
+/* Tab stops on the blocks that scroll: every page of the site (_ext/tab_stops.py).
 
    A code block, a cell's output or a table that is wider (or taller) than its box scrolls,
    and a keyboard can scroll it only if it can take the focus (axe: scrollable-region-
@@ -6,7 +6,7 @@
    this by measuring every such block when the page has loaded; on a notebook page that
    lays out the whole page at once, including the sections the browser would otherwise lay
    out only when they near the screen (_static/site.css: content-visibility), and it was
-   the longest task a phone ran there. _ext/page_speed.py leaves the theme's pass out, and
+   the longest task a phone ran there. _ext/tab_stops.py leaves the theme's pass out, and
    this script applies the theme's rule, to the theme's list of blocks, lazily:
 
    - every block gets a tab stop at once (no measuring: cheap, and right for any block a

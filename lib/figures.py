@@ -8,6 +8,7 @@ cell that displays the figure (``mystnb: image: alt:`` in the cell's metadata).
 
 import matplotlib.pyplot as plt
 import numpy as np
+from scipy.spatial import ConvexHull
 
 __all__ = ["new_figure"]
 
@@ -52,9 +53,10 @@ __all__.extend(["convex_hull_2d", "plot_convex_hull"])
 def convex_hull_2d(points):
     """Vertices of the convex hull of points in the plane, in counter-clockwise order.
 
-    Andrew's monotone chain: sort the points, then build the lower and the upper
-    chain, dropping every point that does not make a left turn. Points on an edge of
-    the hull (collinear with two vertices) are not vertices and are dropped.
+    SciPy's :class:`scipy.spatial.ConvexHull` (Qhull [1]_) finds the hull; in the plane
+    it lists the vertices counter-clockwise. Points on an edge of the hull (collinear
+    with two vertices) are not vertices and are dropped. The list starts from the
+    lowest-leftmost point, so that the same points always give the same array.
 
     Parameters
     ----------
@@ -65,7 +67,8 @@ def convex_hull_2d(points):
     -------
     ndarray, shape (H, 2)
         The hull's vertices, counter-clockwise, starting from the lowest-leftmost
-        point (``H <= P``; ``H`` is 1 or 2 when the points are all equal or collinear).
+        point (``H <= P``; ``H`` is 1 or 2 when the points are all equal or collinear,
+        where Qhull has no two-dimensional hull to give).
 
     Raises
     ------
@@ -74,8 +77,8 @@ def convex_hull_2d(points):
 
     References
     ----------
-    .. [1] A. M. Andrew, "Another efficient algorithm for convex hulls in two
-           dimensions", Information Processing Letters 9(5), 1979.
+    .. [1] C. B. Barber, D. P. Dobkin and H. Huhdanpaa, "The Quickhull algorithm for
+           convex hulls", ACM Transactions on Mathematical Software 22(4), 1996.
 
     Examples
     --------
@@ -89,22 +92,12 @@ def convex_hull_2d(points):
     if points.ndim != 2 or points.shape[1] != 2 or points.shape[0] < 1:
         raise ValueError(f"points must have shape (P, 2) with P >= 1, got shape {points.shape}")
     pts = np.unique(points, axis=0)  # sorted by x, then y; duplicates removed
-    if len(pts) < 3:
-        return pts
-
-    def cross(o, a, b):  # > 0 when o -> a -> b turns left
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    lower, upper = [], []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
-            lower.pop()
-        lower.append(p)
-    for p in pts[::-1]:
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
-            upper.pop()
-        upper.append(p)
-    return np.array(lower[:-1] + upper[:-1])  # each chain's last point starts the other
+    centred = pts - pts[0]
+    if len(pts) < 3 or np.linalg.matrix_rank(centred) < 2:
+        return pts[[0, -1]] if len(pts) > 1 else pts  # equal or collinear: the two ends
+    vertices = pts[ConvexHull(pts).vertices]  # (H, 2), counter-clockwise
+    first = np.lexsort((vertices[:, 1], vertices[:, 0]))[0]  # lowest x, then lowest y
+    return np.roll(vertices, -first, axis=0)
 
 
 def plot_convex_hull(values, points=(), *, labels=None, point_labels=None, highlight=None,

@@ -6,7 +6,7 @@ Debian's Chromium, driven by Playwright (requirements-test.txt; no browser is do
 
 The page is served on 127.0.0.1 (no other host is asked for anything). Its mathematics is
 already typeset: the build writes KaTeX's HTML into the page (`html_math_renderer:
-katex_static`, _ext/page_speed.py), so printing only waits for KaTeX's fonts (all of them
+katex_static`, _ext/katex_math.py), so printing only waits for KaTeX's fonts (all of them
 are loaded before printing) and fails if a formula was left untypeset. Then the page gets a
 title page (title, edition, version from pyproject.toml) and a table of contents that
 links to every chapter, every solution is opened (the full edition shows them unfolded; the
@@ -108,7 +108,7 @@ MATH_READY = """async () => {
 }"""
 
 
-# The theme's own stylesheets. _ext/page_speed.py serves them inside _static/site-bundle.css
+# The theme's own stylesheets. _ext/stylesheet_bundle.py serves them inside _static/site-bundle.css
 # and drops their <link>s; the bundle is written when the first page is, and the singlehtml
 # builder writes its one page before it copies the theme's static files, so there the bundle
 # can lack them. Any that neither a <link> nor the bundle brings is linked here.

@@ -48,6 +48,25 @@ def test_convex_hull_2d_keeps_every_vertex_of_a_triangle():
     assert 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y) > 0  # counter-clockwise
 
 
+def test_convex_hull_2d_contains_every_point_and_keeps_only_extreme_ones():
+    # an independent check of SciPy's answer: every point is on the inner side of every
+    # edge (counter-clockwise), and every vertex is an input point outside the hull of
+    # the others
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        points = rng.standard_normal((rng.integers(3, 30), 2))
+        hull = figures.convex_hull_2d(points)
+        edges = np.roll(hull, -1, axis=0) - hull  # (H, 2)
+        to_points = points[None, :, :] - hull[:, None, :]  # (H, P, 2)
+        cross = edges[:, None, 0] * to_points[..., 1] - edges[:, None, 1] * to_points[..., 0]
+        assert np.all(cross >= -1e-12)
+        assert all(any(np.array_equal(v, p) for p in points) for v in hull)
+        for i in range(len(hull)):
+            others = figures.convex_hull_2d(np.delete(hull, i, axis=0)) if len(hull) > 3 else None
+            if others is not None:
+                assert len(others) == len(hull) - 1
+
+
 def test_convex_hull_2d_of_collinear_points_is_their_two_ends():
     hull = figures.convex_hull_2d([[0, 0], [2, 2], [1, 1]])
     np.testing.assert_array_equal(hull, [[0.0, 0.0], [2.0, 2.0]])

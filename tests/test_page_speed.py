@@ -1,8 +1,11 @@
-"""The site extension _ext/page_speed.py, piece by piece: math typeset by KaTeX at build
-time, the icons' stylesheet, meta descriptions and image sizes. The built pages are checked
-in a browser by tests/site/ and measured by `make audit`."""
+"""The site's page-speed extensions (_ext/katex_math.py, icons.py, page_meta.py,
+stylesheet_bundle.py, tab_stops.py), piece by piece: math typeset by KaTeX at build time,
+the icons' stylesheet, meta descriptions and image sizes, the bundle, the tab stops. The
+built pages are checked in a browser by tests/site/ and measured by `make audit`; one
+concern a file, each at most 400 lines (tested below)."""
 
-import importlib.util
+import importlib
+import re
 import shutil
 import struct
 import sys
@@ -14,10 +17,24 @@ from docutils.core import publish_doctree
 from sphinx.errors import ExtensionError
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("page_speed", ROOT / "_ext" / "page_speed.py")
-page_speed = importlib.util.module_from_spec(spec)
-sys.modules["page_speed"] = page_speed
-spec.loader.exec_module(page_speed)
+EXT = ROOT / "_ext"
+sys.path.insert(0, str(EXT))   # as the build has it: the extensions import each other
+PAGE_SPEED = ("katex_math", "icons", "page_meta", "stylesheet_bundle", "tab_stops",
+              "quiet_kernels")
+modules = {name: importlib.import_module(name) for name in PAGE_SPEED}
+
+
+class _PageSpeed:
+    """The names of the page-speed extensions, looked up in whichever module has them."""
+
+    def __getattr__(self, name):
+        for module in modules.values():
+            if name in vars(module):
+                return vars(module)[name]
+        raise AttributeError(name)
+
+
+page_speed = _PageSpeed()
 
 needs_katex = pytest.mark.skipif(
     shutil.which("node") is None or not (ROOT / "node_modules" / "katex").is_dir(),
@@ -143,12 +160,16 @@ def test_the_stylesheet_bundle_is_written_after_the_themes_pygments_css():
 
         def add_html_math_renderer(self, *a, **k): pass
         def add_config_value(self, *a, **k): pass
+        def setup_extension(self, *a, **k): pass
+        def add_js_file(self, *a, **k): pass
+        def add_css_file(self, *a, **k): pass
 
         def connect(self, event, handler, priority=500):
             self.calls.append((event, handler.__name__, priority))
 
     app = App()
-    page_speed.setup(app)
+    for module in modules.values():
+        module.setup(app)
     finished = {name: priority for event, name, priority in app.calls if event == "build-finished"}
     assert finished["write_bundle"] > 500
     assert finished["write_icons"] > finished["write_bundle"]
@@ -180,3 +201,30 @@ def test_the_themes_tab_stop_pass_is_left_out_once_and_only_once():
     assert "sourceMappingURL" in code and "sourceMappingURL" not in patched  # map is stale
     with pytest.raises(ExtensionError, match="theme changed"):
         page_speed.without_theme_tab_stops(code.replace('"complete"===document.readyState', "x"))
+
+
+def local_extensions() -> dict:
+    import yaml
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    return config["sphinx"]["local_extensions"]
+
+
+def test_every_python_file_in_ext_is_a_loaded_extension_or_imported_by_one():
+    loaded = {name for name, folder in local_extensions().items() if folder == "_ext"}
+    imported = set()
+    for name in loaded:
+        text = (EXT / f"{name}.py").read_text()
+        imported |= set(re.findall(r"^from (\w+) import", text, re.M))
+        imported |= set(re.findall(r'setup_extension\("(\w+)"\)', text))
+    for path in sorted(EXT.glob("*.py")):
+        assert path.stem in loaded | imported, f"{path.name} is neither loaded nor imported"
+        assert "def setup(" in path.read_text() or path.stem in imported, path.name
+
+
+def test_every_local_extension_lives_in_ext_and_is_at_most_400_lines():
+    for name, folder in local_extensions().items():
+        assert folder == "_ext", f"{name} is loaded from {folder}, not _ext"
+    for path in sorted(EXT.glob("*.py")):
+        lines = len(path.read_text().splitlines())
+        assert lines <= 400, f"{path.name}: {lines} lines; split it by concern"
+    assert not (ROOT / "tools").exists(), "tools/ is gone: extensions in _ext/, scripts/"

@@ -86,7 +86,7 @@ INSPECT = """() => {
   const maths = [...document.querySelectorAll('span.math, div.math')];
   return {
     math: maths.length,
-    // Typeset: by MathJax in the browser, or by KaTeX at build time (_ext/page_speed.py),
+    // Typeset: by MathJax in the browser, or by KaTeX at build time (_ext/katex_math.py),
     // whose output must carry MathML for screen readers.
     untypeset: maths.filter(m => !m.querySelector('mjx-container, .katex math'))
                     .map(m => m.textContent.trim().slice(0, 80)),

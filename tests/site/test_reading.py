@@ -1,7 +1,7 @@
 """A long page as a reader scrolls it, on a phone and on a desktop (issue 12): the article's
 sections are laid out only when they near the screen (_static/site.css), and a code block,
 output or table has a tab stop exactly when it scrolls (_ext/tab_stops.js, which replaces
-pydata-sphinx-theme's pass over the whole page at load; _ext/page_speed.py, section 7).
+pydata-sphinx-theme's pass over the whole page at load; _ext/tab_stops.py).
 
 Run with `make test-site`, like the other browser tests.
 """

@@ -73,7 +73,7 @@ def test_no_request_to_another_host(visits, page):
 @pytest.mark.parametrize("page", PAGES)
 def test_math_is_typeset(visits, page):
     v = visits[page]
-    if v.math_elements:  # KaTeX typesets at build time (_ext/page_speed.py), MathJax in the page
+    if v.math_elements:  # KaTeX typesets at build time (_ext/katex_math.py), MathJax in the page
         assert v.mathjax_loaded or v.mjx_containers, f"{page}: no math typeset"
     assert not v.math_untypeset, f"{page}: raw TeX left:\n  {show(v.math_untypeset)}"
     assert not v.math_errors, f"{page}: TeX errors:\n  {show(v.math_errors)}"
@@ -140,7 +140,7 @@ def test_totals_are_zero(visits):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_page_links_the_stylesheet_bundle_and_nothing_it_holds(page):
-    """_ext/page_speed.py serves every stylesheet Sphinx adds to all pages as one file;
+    """_ext/stylesheet_bundle.py serves every stylesheet Sphinx adds to all pages as one file;
     a page that linked one of them too would load it twice and wait for both (this
     happened in builds from scratch, where the extensions' stylesheets reach _static/ only
     after the pages are written)."""

@@ -1,0 +1,150 @@
+"""A Sphinx extension (`_config.yml`): math typeset at build time by KaTeX, for a light
+page (issue 12; `make audit` measures it).
+
+The math renderer `katex_static` (`html_math_renderer` in `_config.yml`) sends every
+formula to one Node process running KaTeX (the version pinned in package.json;
+_ext/katex_render.js) and writes its answer into the page: HTML for the eye and MathML for
+screen readers, so math needs no script, renders offline and before any JavaScript runs.
+The sidebar's chapter titles with math are typeset the same way. A formula KaTeX cannot
+parse is a build warning naming the page (`-W`: an error). KaTeX's stylesheet and fonts
+are copied from node_modules/katex to `_static/katex/`.
+(Why not sphinxcontrib-katex: chapters/maintainers/build.md.)
+"""
+
+import html
+import json
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.locale import _
+from sphinx.util import logging
+from sphinx.util.math import get_node_equation_number
+
+logger = logging.getLogger(__name__)
+
+HERE = Path(__file__).resolve().parent
+RENDERER = "katex_static"
+KATEX_SCRIPT = HERE / "katex_render.js"
+KATEX_DIR = "katex"                      # _static/katex/ in the built site
+
+
+def node_modules(app: Sphinx) -> Path:
+    return Path(app.srcdir) / "node_modules"
+
+
+
+
+class KaTeX:
+    """One `node _ext/katex_render.js` process for the whole build, and a cache."""
+
+    def __init__(self, cwd: Path):
+        self.cwd = cwd
+        self.process = None
+        self.lock = threading.Lock()
+        self.cache: dict = {}
+
+    def render(self, tex: str, display: bool, macros: dict) -> dict:
+        key = (tex, display)
+        if key not in self.cache:
+            with self.lock:
+                if self.process is None or self.process.poll() is not None:
+                    self.process = subprocess.Popen(
+                        ["node", str(KATEX_SCRIPT)], cwd=self.cwd, text=True,
+                        encoding="utf-8", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                request = {"tex": tex, "display": display, "macros": macros}
+                self.process.stdin.write(json.dumps(request) + "\n")
+                self.process.stdin.flush()
+                line = self.process.stdout.readline()
+                if not line:
+                    raise ExtensionError("_ext/katex_render.js stopped: is node installed?")
+                self.cache[key] = json.loads(line)
+        return self.cache[key]
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait(timeout=10)
+        self.process = None
+
+
+def _typeset(translator, node, tex: str, display: bool) -> str:
+    app = translator.builder.app
+    answer = app.katex_math.render(tex, display, app.config.katex_macros)
+    for warning in answer.get("warnings", []):
+        logger.warning("KaTeX: %s in %r", warning, tex, location=node)
+    if "error" in answer:
+        logger.warning("KaTeX cannot typeset %r: %s", tex, answer["error"], location=node)
+        return f'<span class="math-error">{html.escape(tex)}</span>'
+    return answer["html"]
+
+
+def visit_math(self, node):
+    self.body.append(self.starttag(node, "span", "", CLASS="math notranslate nohighlight"))
+    self.body.append(_typeset(self, node, node.astext(), display=False))
+    self.body.append("</span>")
+    raise nodes.SkipNode
+
+
+def visit_displaymath(self, node):
+    self.body.append(self.starttag(node, "div", CLASS="math notranslate nohighlight"))
+    if node["number"]:
+        number = get_node_equation_number(self, node)
+        self.body.append(f'<span class="eqno">({number})')
+        self.add_permalink_ref(node, _("Link to this equation"))
+        self.body.append("</span>")
+    tex = node.astext()
+    if not node.get("nowrap"):
+        # As Sphinx's MathJax renderer: paragraphs of one block are equations one below the
+        # other.
+        parts = [part for part in tex.split("\n\n") if part.strip()]
+        if len(parts) > 1:
+            tex = r"\begin{gathered}" + r"\\".join(parts) + r"\end{gathered}"
+    # a wide display scrolls sideways (_static/site.css): a keyboard reaches it (tab stop)
+    typeset = _typeset(self, node, tex, display=True)
+    self.body.append(typeset.replace('<span class="katex-display">',
+                                     '<span class="katex-display" tabindex="0">', 1))
+    self.body.append("</div>\n")
+    raise nodes.SkipNode
+
+
+def copy_katex(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    dist = node_modules(app) / "katex" / "dist"
+    target = Path(app.outdir) / "_static" / KATEX_DIR
+    (target / "fonts").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(dist / "katex.min.css", target / "katex.min.css")
+    shutil.copyfile(dist.parent / "LICENSE", target / "LICENSE")
+    for font in (dist / "fonts").iterdir():
+        shutil.copyfile(font, target / "fonts" / font.name)
+
+
+
+def check_katex(app: Sphinx) -> None:
+    if app.builder.format != "html":
+        return
+    needed = node_modules(app) / "katex" / "dist" / "katex.min.css"
+    if not needed.exists():
+        raise ExtensionError(f"_ext/katex_math.py: {needed} not found: run `npm ci` in the "
+                             "repository (`make book` does it)")
+    app.add_css_file(f"{KATEX_DIR}/katex.min.css")
+    copy_katex(app, None)   # now, so that the stylesheet bundle can hold KaTeX's
+
+
+def stop_katex(app: Sphinx, exception) -> None:
+    app.katex_math.close()
+
+
+def setup(app: Sphinx):
+    app.add_html_math_renderer(RENDERER, inline_renderers=(visit_math, None),
+                               block_renderers=(visit_displaymath, None))
+    app.add_config_value("katex_macros", {}, "html", dict)
+    app.katex_math = KaTeX(Path(app.srcdir))
+    app.connect("builder-inited", check_katex)
+    app.connect("build-finished", stop_katex)
+    return {"parallel_read_safe": True, "parallel_write_safe": False}
