@@ -65,7 +65,7 @@ endif
 .PHONY: help venv book book-strict test test-site notebooks bench clean
 .PHONY: student-notebooks book-student pdf launch-check
 .PHONY: assignments grade test-assignments
-.PHONY: audit
+.PHONY: audit format
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -147,6 +147,12 @@ notebooks: $(STAMP)  ## regenerate the executed .ipynb references (all, or NB=no
 	  --ExecutePreprocessor.timeout=600 $(NB_IPYNB)
 	$(PY) scripts/strip_timings.py $(NB_IPYNB)
 	$(PY) scripts/student_notebooks.py   # the student notebooks follow their references
+
+# ruff format over the notebooks' code cells at 79 columns, through jupytext (the Markdown
+# is untouched; tests/test_notebooks.py fails on a code line over 79 columns). Then
+# `make notebooks` for the changed ones.
+format: $(STAMP)  ## format the code cells of notebooks/*.md with ruff at 79 columns
+	$(PY) scripts/format_notebooks.py $(NB)
 
 bench: $(STAMP)  ## time lib against torch SDPA and two NumPy GEMMs; write benchmarks/results.json
 	$(PY) -m benchmarks.bench_attention

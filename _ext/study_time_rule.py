@@ -378,7 +378,8 @@ def load(name: str, root: Path = ROOT) -> Notebook:
 
 
 def chapters(root: Path = ROOT) -> list[tuple[str, str]]:
-    """(chapter page, notebook name) for every notebook of `_toc.yml`, in order."""
+    """(parent page or "", notebook name) for every notebook of `_toc.yml`, in order (each
+    chapter is its notebook, so the parent is "" for the chapters)."""
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
     found = []
 

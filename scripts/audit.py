@@ -25,9 +25,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 SKIP_DIRS = ("_static", "_sources", "_images", "_downloads")
-REDIRECTS = ("index.html",)          # Jupyter Book's redirect to the first page: no content
+# Pages that only redirect (no content): Jupyter Book's index.html, and the chapters' old
+# pages that _config.yml's `redirects` sends on to their notebooks.
+REDIRECTS = ("index.html", *(f"{old}.html" for old in yaml.safe_load(
+    (ROOT / "_config.yml").read_text())["sphinx"]["config"].get("redirects", {})))
 EXPLORER = '<div class="explorer" '
 KB, MB = 1000, 1000 * 1000
 

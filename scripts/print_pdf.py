@@ -58,7 +58,7 @@ PREPARE = """([title, edition, version]) => {
   const article = document.querySelector("article.bd-article");
   document.body.replaceChildren(article);           // no header, sidebars, buttons or footer
   // singlehtml nests each document's section in its parent's toctree: the root (the
-  // preface) holds the chapter and reference pages, each chapter page its notebook.
+  // preface) holds the chapters (each a notebook) and the reference pages.
   const docs = [article.querySelector("section"),
                 ...article.querySelectorAll("div.toctree-wrapper > section")];
   const depth = (s) => { let n = 0; for (let e = s.parentElement; e; e = e.parentElement)

@@ -99,10 +99,10 @@ def test_table_has_a_row_per_page_and_a_worst_row():
 
 
 def test_site_pages_skip_assets_and_the_redirect(tmp_path):
-    for name in ("index.html", "chapters/span.html", "_static/x.html", "search.html"):
+    for name in ("index.html", "chapters/notation.html", "_static/x.html", "search.html"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("<html></html>")
-    assert audit.site_pages(tmp_path) == ["chapters/span.html", "search.html"]
+    assert audit.site_pages(tmp_path) == ["chapters/notation.html", "search.html"]
 
 
 @pytest.mark.parametrize("flags, status", [([], 1), (["--report-only"], 0)])

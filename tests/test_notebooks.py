@@ -192,3 +192,33 @@ def test_what_the_notebooks_and_lib_import_is_declared():
     for module in sorted(third_party):
         dists = {canonical(d) for d in providers.get(module, [module])}
         assert dists & declared, f"{module} is imported but pyproject.toml does not declare {dists}"
+
+
+# ------------------------------------------------------------------ code that fits the page
+LINE_LENGTH = 79   # what a code block holds at 1280 px in the theme's 14 px monospace
+URL_AT_END = re.compile(r"\S*://\S+$")
+
+
+def too_long(line: str) -> bool:
+    """A line over LINE_LENGTH columns, less ruff's E501 exception: a line that ends with a
+    URL starting before the limit (the Colab cell's repository address, which
+    scripts/set_repository.py and the launch check rewrite whole)."""
+    if len(line) <= LINE_LENGTH:
+        return False
+    url = URL_AT_END.search(line.rstrip('"\''))
+    return not (url and url.start() < LINE_LENGTH)
+
+
+@pytest.mark.parametrize("md", sorted((ROOT / "notebooks").glob("*.md")), ids=lambda p: p.stem)
+def test_every_code_line_fits_79_columns(md):
+    long = [f"cell {i}: {line.strip()[:60]}... ({len(line)} columns)"
+            for i, cell in enumerate(jupytext.read(md).cells) if cell.cell_type == "code"
+            for line in cell.source.splitlines() if too_long(line)]
+    assert not long, (f"{md.name}: code lines over {LINE_LENGTH} columns (format with "
+                      f"`make format`, or move a comment above its line):\n" + "\n".join(long))
+
+
+def test_the_line_rule_catches_a_long_line_but_not_a_trailing_url():
+    assert too_long("x = 1" + " " * 80 + "# a comment")
+    assert not too_long('    %pip install "pkg @ git+https://example.org/' + "a" * 60 + '@main"')
+    assert too_long("y" * 80 + ' "https://example.org"')

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -31,8 +32,20 @@ def built_pages() -> list[str]:
     )
 
 
-# index.html only redirects to the first page; it is followed, not inspected.
-REDIRECT_PAGES = ("index.html",)
+def redirect_targets() -> dict:
+    """Redirect page -> the page it must land on: index.html (Jupyter Book's, to the first
+    page) and the chapters' old pages (`redirects` in _config.yml, sphinx-reredirects)."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    moved = config["sphinx"]["config"].get("redirects", {})
+    targets = {"index.html": "chapters/preface.html"}
+    for old, new in moved.items():
+        targets[f"{old}.html"] = (Path(old).parent / new).as_posix().replace("chapters/../", "")
+    return targets
+
+
+# Redirect pages are followed, not inspected.
+REDIRECT_TARGETS = redirect_targets()
+REDIRECT_PAGES = tuple(REDIRECT_TARGETS)
 
 
 def _split_pages():

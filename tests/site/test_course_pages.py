@@ -33,10 +33,11 @@ def chapter_items():
 
 
 def chapter_page(label):
-    for page in (ROOT / "chapters").glob("*.md"):
-        if page.read_text().startswith(f"({label})="):
+    """The chapter's page: its notebook, whose title carries the chapter's label."""
+    for page in (ROOT / "notebooks").glob("*.md"):
+        if re.search(rf"^\({re.escape(label)}\)=$", page.read_text(), re.M):
             return page
-    raise AssertionError(f"no chapter page has the label {label}")
+    raise AssertionError(f"no notebook has the chapter label {label}")
 
 
 @pytest.mark.parametrize("notebook", toc_notebooks(), ids=lambda p: p.stem)
@@ -50,27 +51,25 @@ def test_instructor_guide_lists_every_exercise(notebook):
 
 def test_instructor_guide_has_every_chapter_of_the_table_of_contents():
     toc = (ROOT / "_toc.yml").read_text()
-    chapters = re.findall(r"^\s*- file: chapters/(\S+)\n\s+sections:", toc, re.M)
+    chapters = re.findall(r"^\s*- file: notebooks/(\S+)$", toc, re.M)
+    assert len(chapters) == 8, chapters
     listed = {chapter_page(label).stem for label in chapter_items()}
     assert set(chapters) <= listed, f"not in the guide: {set(chapters) - listed}"
 
 
-def chapter_notebooks():
-    """Chapter page stem -> the name of its notebook, as `_toc.yml` nests them."""
-    return {page.rsplit("/", 1)[-1]: name for page, name in study_time.chapters(ROOT)}
-
-
 @pytest.mark.parametrize("label", list(chapter_items()))
 def test_instructor_guide_computes_each_chapters_times_from_its_notebook(label):
-    # No time is typed: the guide's item and the chapter page both ask _ext/study_time.py
-    # for the times of the notebook that _toc.yml puts under the chapter page.
+    # No time is typed: the guide's item and the chapter's notebook both ask
+    # _ext/study_time.py for the times of that notebook.
     item = chapter_items()[label]
     page = chapter_page(label)
-    notebook = chapter_notebooks()[page.stem]
+    notebook = page.stem
+    assert notebook in {name for _, name in study_time.chapters(ROOT)}
     assert not re.search(r"about \d+ minutes", item), f"{label}: a time typed by hand"
     for role in (f"{{study-time}}`{notebook}:core`", f"{{study-time}}`{notebook}:full`",
                  f"{{core-path}}`{notebook}`"):
         assert role in item, f"guide, {label}: no {role}"
+    for role in ("{study-time}`core`", "{study-time}`full`", f"{{core-path}}`{notebook}`"):
         assert role in page.read_text(), f"{page.name}: no {role}"
 
 
