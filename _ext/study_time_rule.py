@@ -34,21 +34,8 @@ or a higher level, or the next labelled heading of any level (the title's label 
 the introduction, up to the first section); a label above a paragraph runs to the next
 heading. An exercise runs from its directive to the end of its solution.
 
-The Sphinx roles that print the times are in study_time.py, the extension that imports
-this module:
-
-* role ``{study-time}`core``` / ``{study-time}`full``` in a notebook (its own counts);
-  ``{study-time}`01_span:core``` anywhere else. It prints e.g. "45 minutes".
-* role ``{core-path}`01_span``` prints the core path as links to its sections and
-  exercises.
-* role ``{study-time-constant}`WORDS_PER_MINUTE``` prints a constant of the rule.
-* directive ``{study-time-table}`` (no arguments) prints a table of every notebook of
-  `_toc.yml`: chapter, words, code lines, exercises, core and full times, and a total.
-
-The source files are read at read time and noted as dependencies, so a changed notebook
-rebuilds every page that shows its times. A core-path label that does not exist, or a
-core path without exactly two exercises, is a build warning (an error in the strict
-build, `-W`).
+The roles and the table that print the times are the extension study_time.py, which
+imports this module (its docstring lists them).
 """
 
 from __future__ import annotations
