@@ -259,12 +259,16 @@ async def visit_page(browser, origin: str, page: str, shots: Path, site_root: Pa
 
 
 async def follow_redirect(browser, origin: str, page: str) -> Visit:
-    """Load a redirect page (index.html) and record where it lands and what went wrong."""
+    """Load a redirect page (index.html, a chapter's old page) and record where it lands
+    and what went wrong. It waits for the page the redirect must reach (REDIRECT_TARGETS);
+    a redirect that goes elsewhere, or nowhere, times out."""
+    from site_config import REDIRECT_TARGETS
+
     v = Visit(page=page)
     context, tab, _ = await _new_tab(browser, origin, v)
     try:
         await tab.goto(f"{origin}/{page}", timeout=TIMEOUT_MS)
-        await tab.wait_for_url("**/chapters/*.html", timeout=TIMEOUT_MS)
+        await tab.wait_for_url(f"**/{REDIRECT_TARGETS[page]}", timeout=TIMEOUT_MS)
         await tab.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
         v.url = tab.url
     finally:

@@ -73,11 +73,14 @@ def test_nothing_is_measured_at_load_below_the_first_screens(page):
 @pytest.mark.parametrize("first, then", [(PHONE, DESKTOP), (DESKTOP, PHONE)],
                          ids=["phone-then-desktop", "desktop-then-phone"])
 def test_a_block_has_a_tab_stop_exactly_when_it_scrolls(page, first, then):
+    kinds = set()
     for viewport in (first, then):
         page.set_viewport_size(viewport)
         page.evaluate(READ_TO_THE_END)
         blocks = [b for b in page.evaluate(BLOCKS) if b["shown"]]
         wrong = [b for b in blocks if b["tabIndex"] != (0 if b["scrolls"] else -1)]
         assert not wrong, (viewport, wrong[:5])
-        # both kinds are on the page, so the rule was really tested
-        assert any(b["scrolls"] for b in blocks) and not all(b["scrolls"] for b in blocks)
+        kinds |= {b["scrolls"] for b in blocks}
+    # both kinds were seen (on a desktop nothing scrolls sideways any more: test_fits.py),
+    # so the rule was really tested
+    assert kinds == {True, False}
