@@ -20,6 +20,10 @@ GATED_SOLUTION = re.compile(r"^[:`]{3,}\{solution-start\}.*?\n(?P<body>.*?)^[:`]
 EXERCISE_LABEL = re.compile(r"^[:`]{3,}\{exercise(?:-start)?\}[^\n]*\n:label: ([\w-]+)", re.M)
 WORD_RUN = re.compile(r"[A-Za-z][A-Za-z'’,;.()-]*(?: [A-Za-z][A-Za-z'’,;.()-]*){6,}")
 MIN_CODE_LINE = 30
+# A code cell tagged remove-cell inside a solution: an assignment's tests (scripts/
+# assignments.py), shown in neither edition, so not solution text a reader could see.
+HIDDEN_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n:tags: \[remove-cell\]\n.*?^```[ \t]*$",
+                         re.M | re.S)
 
 
 QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "–": "--", "—": "---"})
@@ -43,15 +47,21 @@ def exercises(md: Path) -> tuple[str, ...]:
 
 
 @cache
-def solutions(md: Path) -> tuple[str, ...]:
+def raw_solutions(md: Path) -> tuple[str, ...]:
     text = md.read_text()
     return tuple(m["body"] for m in PLAIN_SOLUTION.finditer(text)) + tuple(
         m["body"] for m in GATED_SOLUTION.finditer(text))
 
 
+@cache
+def solutions(md: Path) -> tuple[str, ...]:
+    """The solutions as a reader of the full edition sees them (no hidden cells)."""
+    return tuple(HIDDEN_CELL.sub("", body) for body in raw_solutions(md))
+
+
 def outside_solutions(md: Path) -> str:
     text = md.read_text()
-    for body in solutions(md):
+    for body in raw_solutions(md):
         text = text.replace(body, "\n")
     return text
 
