@@ -73,6 +73,12 @@ def fix_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
 
 
 def setup(app: Sphinx):
+    # sphinx.ext.graphviz (the maintainers' build picture) registers its HTML visitor for
+    # the `html` builder only; the PDF's one-page build (`singlehtml`) needs it too.
+    from sphinx.ext.graphviz import graphviz, html_visit_graphviz
+
+    app.setup_extension("sphinx.ext.graphviz")
+    app.add_node(graphviz, override=True, singlehtml=(html_visit_graphviz, None))
     # By config-inited every extension's setup() has run, sphinx-thebe's included.
     app.connect("config-inited", disable_thebe)
     # After pydata-sphinx-theme has put generate_toctree_html in the context (priority 500).
