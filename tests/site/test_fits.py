@@ -15,12 +15,17 @@ TIMEOUT_MS = 60_000
 NOTEBOOK_PAGES = [p for p in PAGES if p.startswith("notebooks/")]
 
 # Lay out every section (they skip layout until near the screen: _static/site.css) and
-# unfold every solution, then list each block whose content is wider than its box.
-TOO_WIDE = """() => {
+# unfold every solution, wait for the fonts, then list each block whose content is wider
+# than its box.
+LAY_OUT_EVERYTHING = """async () => {
   document.querySelectorAll('.bd-article section').forEach(
     (s) => { s.style.contentVisibility = 'visible'; });
   document.querySelectorAll('details').forEach((d) => { d.open = true; });
   document.querySelectorAll('.toggle-hidden').forEach((e) => e.classList.remove('toggle-hidden'));
+  document.body.offsetHeight;        // lay out now, so that every font in use is asked for
+  await document.fonts.ready;        // then measure with the real fonts (KaTeX's included)
+}"""
+TOO_WIDE = """() => {
   const kinds = {
     'code': '.cell_input pre, .highlight pre',
     'output': '.cell_output pre, .cell_output .output, .cell_output table',
@@ -56,7 +61,7 @@ def test_there_are_notebook_pages_to_check():
 def test_no_block_scrolls_sideways_on_a_laptop(laptop, origin, page):
     laptop.goto(f"{origin}/{page}", wait_until="load", timeout=TIMEOUT_MS)
     laptop.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
-    laptop.evaluate("document.fonts.ready")
+    laptop.evaluate(LAY_OUT_EVERYTHING)
     wide = laptop.evaluate(TOO_WIDE)
     assert not wide, f"{page}: {len(wide)} blocks wider than their box at 1280 px:\n" + \
         "\n".join(f"  {w['kind']}, {w['over']} px too wide: {w['text']!r}" for w in wide)
