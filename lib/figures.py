@@ -882,7 +882,7 @@ __all__.append("plot_attention_heads")
 
 
 def plot_attention_heads(weights, tokens, *, heads=None, titles=None, ncols=4,
-                         panel_size=2.6, key_tokens=None):
+                         panel_size=2.6, key_tokens=None, fontsize=None):
     """Draw the attention weights of several heads as a grid of heatmaps with token labels.
 
     One panel per head: rows are queries and columns are keys, labelled with the
@@ -906,6 +906,11 @@ def plot_attention_heads(weights, tokens, *, heads=None, titles=None, ncols=4,
         Width and height of each panel, in inches.
     key_tokens : sequence of str, length S, optional
         Labels of the keys; default ``tokens``.
+    fontsize : float, optional
+        Size of the token labels in points (the titles are one point larger); default 7,
+        or 8 for at most 10 tokens. A figure shown scaled to a page's column shrinks its
+        labels with it: a label of ``fontsize`` points on a figure ``w`` inches wide
+        shown ``c`` pixels wide is ``fontsize * c / (72 * w)`` pixels high.
 
     Returns
     -------
@@ -954,7 +959,8 @@ def plot_attention_heads(weights, tokens, *, heads=None, titles=None, ncols=4,
     nrows = -(-len(heads) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size * ncols + 1.0, panel_size * nrows),
                              facecolor=BACKGROUND, layout="constrained", squeeze=False)
-    fontsize = 7 if max(L, S) > 10 else 8
+    if fontsize is None:
+        fontsize = 7 if max(L, S) > 10 else 8
     for ax in axes.flat[len(heads):]:
         ax.set_visible(False)
     for ax, h, title in zip(axes.flat, heads, titles):
@@ -964,6 +970,8 @@ def plot_attention_heads(weights, tokens, *, heads=None, titles=None, ncols=4,
         ax.set_yticks(range(L), tokens, fontsize=fontsize)
         ax.xaxis.tick_top()
         ax.tick_params(length=0)
-        ax.set_title(title, fontsize=10)
-    fig.colorbar(image, ax=axes[:, -1].tolist(), label="attention weight", shrink=0.8)
+        ax.set_title(title, fontsize=max(10, fontsize + 1))
+    bar = fig.colorbar(image, ax=axes[:, -1].tolist(), shrink=0.8)
+    bar.set_label("attention weight", fontsize=fontsize)
+    bar.ax.tick_params(labelsize=fontsize)
     return fig

@@ -655,3 +655,45 @@ def test_plot_attention_heads_rejects_bad_arguments(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         figures.plot_attention_heads(args.pop("weights"), args.pop("tokens"), **args)
+
+
+def test_plot_attention_heads_fontsize_sizes_the_token_labels_titles_and_colour_bar():
+    fig = figures.plot_attention_heads(_heads_weights(), ["a", "b", "c"],
+                                       key_tokens=list("wxyz"), fontsize=13)
+    ax, colorbar = fig.axes[0], fig.axes[-1]
+    sizes = {t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels()}
+    assert sizes == {13} and ax.title.get_fontsize() == 14
+    assert colorbar.yaxis.label.get_fontsize() == 13
+
+
+# Figs. 8.1-8.2 at page width (issue 18): at 1280 x 800 a figure is shown 672 px wide
+# (tests/site measure the column), so a label of s points on a figure w inches wide is
+# s * 672 / (72 w) px high; the body's small text is 14 px (0.875 rem).
+FIGURE_PX, SMALL_TEXT_PX = 672, 14
+
+
+def _notebook_calls(path, name):
+    import ast
+    import jupytext
+    for cell in jupytext.read(path).cells:
+        if cell.cell_type == "code" and name in cell.source:
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == name:
+                    yield {k.arg: ast.literal_eval(k.value) for k in node.keywords
+                           if isinstance(k.value, ast.Constant)}
+
+
+def test_the_real_model_figures_have_token_labels_readable_at_page_width():
+    from pathlib import Path
+    calls = list(_notebook_calls(Path(__file__).resolve().parents[1]
+                                 / "notebooks" / "08_real_model.md", "plot_attention_heads"))
+    assert len(calls) == 2, calls
+    tokens = [f"t{i}" for i in range(15)]
+    for kwargs, n_heads in zip(calls, (12, 3)):
+        w = np.full((12, 15, 15), 1 / 15)
+        kwargs = {k: v for k, v in kwargs.items() if k in ("ncols", "panel_size", "fontsize")}
+        fig = figures.plot_attention_heads(w, tokens, heads=list(range(n_heads)), **kwargs)
+        label_pt = fig.axes[0].get_yticklabels()[0].get_fontsize()
+        shown_px = label_pt * FIGURE_PX / (72 * fig.get_size_inches()[0])
+        assert shown_px >= SMALL_TEXT_PX, (kwargs, round(shown_px, 1))
+        plt.close(fig)
