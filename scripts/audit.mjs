@@ -17,28 +17,45 @@ if (!origin || !outdir || pages.length === 0) {
 const CATEGORIES = ["performance", "accessibility", "best-practices", "seo"];
 const BULKY = ["screenshot-thumbnails", "final-screenshot", "full-page-screenshot"];
 
-const chrome = await chromeLauncher.launch({
-  chromePath: process.env.CHROME_PATH || "/usr/bin/chromium",
-  chromeFlags: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run"],
+const FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run"];
+const launch = () => chromeLauncher.launch({
+  chromePath: process.env.CHROME_PATH || "/usr/bin/chromium", chromeFlags: FLAGS,
 });
+
+// One page's report. A busy machine can make Chromium miss one of Lighthouse's protocol
+// timeouts (a runtimeError), and Lighthouse can throw, or lose Chromium altogether: the page
+// is tried once more, in a Chromium started afresh after a throw. Returns the lhr or null.
+async function audit(page) {
+  let lhr = null;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const result = await lighthouse(`${origin}/${page}`, {
+        port: chrome.port, output: "json", logLevel: "error", onlyCategories: CATEGORIES,
+      });
+      lhr = result && result.lhr;
+      if (lhr && !lhr.runtimeError) return lhr;
+      console.error(`${page}: Lighthouse: ${lhr ? lhr.runtimeError.message : "no report"}`);
+    } catch (error) {
+      console.error(`${page}: Lighthouse threw: ${error && error.stack || error}`);
+      try { await chrome.kill(); } catch { /* already gone */ }
+      chrome = await launch();
+    }
+  }
+  return null;
+}
+
+let chrome = await launch();
 let failed = 0;
 try {
   fs.mkdirSync(outdir, { recursive: true });
   for (const page of pages) {
     const started = Date.now();
-    let lhr = null;
-    // A busy machine can make Chromium miss one of Lighthouse's protocol timeouts: one retry.
-    for (let attempt = 0; attempt < 2 && !(lhr && !lhr.runtimeError); attempt++) {
-      const result = await lighthouse(`${origin}/${page}`, {
-        port: chrome.port, output: "json", logLevel: "error", onlyCategories: CATEGORIES,
-      });
-      lhr = result && result.lhr;
-    }
-    if (!lhr || lhr.runtimeError) {
+    const lhr = await audit(page);
+    if (!lhr) {
       failed += 1;
-      console.error(`${page}: Lighthouse failed: ${lhr ? lhr.runtimeError.message : "no report"}`);
+      console.error(`${page}: Lighthouse failed twice; no report`);
       continue;
     }
     for (const id of BULKY) delete lhr.audits[id];

@@ -169,10 +169,18 @@ def table(results: list[PageResult]) -> str:
     return head + "\n".join(rows) + "\n"
 
 
+LOG: list[str] = []  # what audit.mjs printed on stderr (Lighthouse's errors), every run
+
+
 def run_lighthouse(origin: str, out: Path, pages: list[str]) -> None:
     env = {**os.environ, "CHROME_PATH": os.environ.get("CHROME_PATH", "/usr/bin/chromium")}
     command = ["node", str(ROOT / "scripts" / "audit.mjs"), origin, str(out), *pages]
-    subprocess.run(command, cwd=ROOT, env=env, check=False)
+    run = subprocess.run(command, cwd=ROOT, env=env, check=False, stderr=subprocess.PIPE,
+                         text=True)
+    sys.stderr.write(run.stderr)
+    LOG.extend(run.stderr.splitlines())
+    if run.returncode:
+        LOG.append(f"(node scripts/audit.mjs exited with {run.returncode})")
 
 
 def audit(site: Path, out: Path, pages: list[str]) -> list[PageResult]:
@@ -184,6 +192,10 @@ def audit(site: Path, out: Path, pages: list[str]) -> list[PageResult]:
         (out / report_name(page)).unlink(missing_ok=True)
     with SiteServer(site) as origin:
         run_lighthouse(origin, out, pages)
+        missing = [p for p in pages if not (out / report_name(p)).is_file()]
+        if missing:  # Chromium or Lighthouse failed on them: one more run, for those only
+            print(f"no report for {len(missing)} pages: measuring them again", flush=True)
+            run_lighthouse(origin, out, missing)
         results = load(site, out, pages)
         again = [r.page for r in results if only_performance_fails(r)]
         if again:
@@ -231,6 +243,9 @@ def main(argv=None) -> int:
     missing = sorted(set(pages) - {r.page for r in results})
     problems = [p for r in results for p in check(r)]
     problems += [f"{page}: no Lighthouse report" for page in missing]
+    if missing and LOG:  # the reason, after the list, where the end of a CI log shows it
+        problems.append("Lighthouse's messages (last 20 lines):\n    "
+                        + "\n    ".join(LOG[-20:]))
     summary = table(results)
     (args.out / "summary.md").write_text(summary)
     (args.out / "summary.json").write_text(json.dumps(
