@@ -6,8 +6,9 @@ engines and a fast first screen (issue 12).
    A page title with math gets a plain-text `<title>`. KaTeX's fonts that the top of a
    page uses are preloaded.
 2. Images that do not shift the layout: each `<img>` of the page body gets the picture's
-   `width` and `height` (read from the PNG or JPEG file), and all but the first are
-   lazy-loaded.
+   `width` and `height` (read from the PNG or JPEG file), and all are lazy-loaded but
+   a first one above the page's first section heading (which may be the largest paint
+   of the first screen; a figure further down would only take bandwidth from it).
 3. Scripts that the first screen does not need are deferred (see DEFER).
 """
 
@@ -205,12 +206,15 @@ def size_images(app: Sphinx, pagename, templatename, context, doctree) -> None:
     sources = {dest: Path(app.srcdir, src) for src, dest in app.builder.images.items()}
     first = True
 
+    top = body.find("<h2")  # the end of the page's opening, before its first section
+    top = len(body) if top < 0 else top
+
     def fix(match):
         nonlocal first
         tag = match[0]
         src = SRC.search(tag)
         extra = ' decoding="async"'
-        if not first and "loading=" not in tag:
+        if not (first and match.start() < top) and "loading=" not in tag:
             extra += ' loading="lazy"'
         first = False
         if src and " width=" not in tag and " height=" not in tag:

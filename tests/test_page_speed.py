@@ -101,6 +101,28 @@ def test_image_size_reads_a_png_header(tmp_path):
     assert page_speed.image_size(tmp_path / "b.txt") is None
 
 
+def _sized(tmp_path, body):
+    from types import SimpleNamespace
+    (tmp_path / "fig.png").write_bytes(_png(40, 30))
+    app = SimpleNamespace(srcdir=str(tmp_path),
+                          builder=SimpleNamespace(images={"fig.png": "fig.png"}))
+    context = {"body": body}
+    page_speed.size_images(app, "page", "page.html", context, None)
+    return re.findall(r"<img\b[^>]*>", context["body"])
+
+
+def test_images_get_their_size_and_only_a_picture_at_the_top_loads_at_once(tmp_path):
+    img = '<img src="../_images/fig.png" alt="a figure">'
+    # a picture in the page's opening, before its first section: loaded at once
+    first, second = _sized(tmp_path, f"<h1>T</h1>{img}<h2>1</h2>{img}")
+    assert 'width="40" height="30"' in first and "loading" not in first
+    assert 'loading="lazy"' in second
+    # the first picture of a page far below its opening (chapter 8's Fig. 8.1, 365 KB,
+    # took bandwidth from the first screen: Lighthouse performance 84): lazy as well
+    (only,) = _sized(tmp_path, f"<h1>T</h1><p>text</p><h2>1</h2><p>more</p>{img}")
+    assert 'loading="lazy"' in only and 'width="40"' in only
+
+
 def test_icon_rule_keeps_the_aspect_ratio_and_drops_the_comment():
     svg = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 448 512"><!--! licence -->'
            '<path d="M0 96C0 78.3 14.3 64 32 64z"/></svg>')
