@@ -294,8 +294,15 @@ async def _visit_all(executable, origin, pages, redirects, shots, site_root, wor
                     print(f"\n{page}: {stalled.message.splitlines()[0]}; visiting it again")
                     return await visit_page(browser, origin, page, shots, site_root)
 
+        async def follow(page):
+            try:
+                return await follow_redirect(browser, origin, page)
+            except PlaywrightTimeoutError as stalled:  # as above: once more, then fail
+                print(f"\n{page}: {stalled.message.splitlines()[0]}; following it again")
+                return await follow_redirect(browser, origin, page)
+
         visits = await asyncio.gather(*(one(page) for page in pages))
-        redirected = [await follow_redirect(browser, origin, page) for page in redirects]
+        redirected = [await follow(page) for page in redirects]
         await browser.close()
     return dict(zip(pages, visits)), dict(zip(redirects, redirected))
 
