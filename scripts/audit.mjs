@@ -2,11 +2,13 @@
 //   node scripts/audit.mjs ORIGIN OUTDIR PAGE...
 // For each PAGE (a path relative to the site's root) writes OUTDIR/<page>.json, Lighthouse's
 // report (its "lhr") less the screenshots, and prints one line with its four scores.
-// Default settings: mobile emulation, simulated Slow 4G and 4x CPU slowdown.
+// Lighthouse's mobile settings: a phone's screen, simulated Slow 4G, and its CPU slowdown,
+// 4x unless CPU_SLOWDOWN gives another (scripts/audit.py calibrates it to the machine).
 // scripts/audit.py (`make audit`) serves the site, runs this, and checks the bars.
 import fs from "node:fs";
 import path from "node:path";
 import lighthouse from "lighthouse";
+import * as constants from "lighthouse/core/config/constants.js";
 import * as chromeLauncher from "chrome-launcher";
 
 const [origin, outdir, ...pages] = process.argv.slice(2);
@@ -15,6 +17,8 @@ if (!origin || !outdir || pages.length === 0) {
   process.exit(2);
 }
 const CATEGORIES = ["performance", "accessibility", "best-practices", "seo"];
+const SLOWDOWN = Number(process.env.CPU_SLOWDOWN || 4);
+const THROTTLING = { ...constants.throttling.mobileSlow4G, cpuSlowdownMultiplier: SLOWDOWN };
 const BULKY = ["screenshot-thumbnails", "final-screenshot", "full-page-screenshot"];
 
 const FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -33,6 +37,7 @@ async function audit(page) {
     try {
       const result = await lighthouse(`${origin}/${page}`, {
         port: chrome.port, output: "json", logLevel: "error", onlyCategories: CATEGORIES,
+        throttling: THROTTLING,
       });
       lhr = result && result.lhr;
       if (lhr && !lhr.runtimeError) return lhr;
@@ -65,7 +70,8 @@ try {
     fs.writeFileSync(file, JSON.stringify(lhr));
     const scores = CATEGORIES.map((c) => Math.round(100 * lhr.categories[c].score)).join(" ");
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    console.log(`${page}: ${scores} (${seconds} s)`);
+    const index = lhr.environment.benchmarkIndex;
+    console.log(`${page}: ${scores} (${seconds} s; CPU ${SLOWDOWN}x, benchmark index ${index})`);
   }
 } finally {
   await chrome.kill();

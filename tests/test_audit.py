@@ -105,17 +105,41 @@ def test_site_pages_skip_assets_and_the_redirect(tmp_path):
     assert audit.site_pages(tmp_path) == ["chapters/notation.html", "search.html"]
 
 
-@pytest.mark.parametrize("flags, status", [([], 1), (["--report-only"], 0)])
-def test_a_page_below_a_bar_fails_the_audit_unless_report_only(tmp_path, monkeypatch, capsys,
-                                                                flags, status):
+# (what the page misses, flags, exit status, what is printed)
+CASES = [
+    ({"seo": 0.8}, [], 1, "Pages below the bars"),
+    ({"seo": 0.8}, ["--report-only"], 0, "REPORT ONLY"),
+    # performance is a timing: listed, a failure only when asked for
+    ({"perf": 0.68}, [], 0, "a timing: listed, not a failure"),
+    ({"perf": 0.68}, ["--timing-fails"], 1, "Pages below the bars"),
+    ({"perf": 0.68}, ["--timing-fails", "--report-only"], 0, "REPORT ONLY"),
+]
+
+
+@pytest.mark.parametrize("miss, flags, status, said", CASES)
+def test_a_page_below_a_bar_fails_the_audit_unless_report_only_or_a_timing(
+        tmp_path, monkeypatch, capsys, miss, flags, status, said):
     site, out = tmp_path / "site", tmp_path / "out"
     site.mkdir()
     (site / "index.html").write_text("<p>redirect</p>")
-    slow = audit.summarize("notebooks/04_scaling.html", report(perf=0.68))
-    monkeypatch.setattr(audit, "audit", lambda site, out, pages: [slow])
+    page = audit.summarize("notebooks/04_scaling.html", report(**miss))
+    monkeypatch.setattr(audit, "audit", lambda site, out, pages: [page])
     out.mkdir()
     assert audit.main(["--site", str(site), "--out", str(out), *flags,
                        "notebooks/04_scaling.html"]) == status
     err = capsys.readouterr().err
-    assert "notebooks/04_scaling.html: performance 68" in err
-    assert ("REPORT ONLY" in err) == bool(flags)
+    name = "performance 68" if "perf" in miss else "seo 80"
+    assert f"notebooks/04_scaling.html: {name}" in err and said in err
+
+
+def test_the_cpu_slowdown_follows_lighthouses_calibration_and_never_exceeds_its_default():
+    # the calculator's anchors: 1533 -> 4x (Lighthouse's default host), 1300 -> 3x,
+    # 800 -> 2x, 150 -> 1x
+    assert audit.slowdown_for(1533) == pytest.approx(4.0, abs=0.01)
+    assert audit.slowdown_for(1300) == 3.0 and audit.slowdown_for(800) == 2.0
+    assert audit.slowdown_for(150) == 1.0 and audit.slowdown_for(50) == 1.0
+    assert audit.slowdown_for(1100) == pytest.approx(2.6)  # a slow reading of this machine
+    assert audit.slowdown_for(2500) == 4.0  # a faster host: Lighthouse's default, no more
+    indexes = range(100, 3000, 7)
+    assert all(audit.slowdown_for(a) <= audit.slowdown_for(b)
+               for a, b in zip(indexes, indexes[1:]))  # a faster host, a larger slowdown
