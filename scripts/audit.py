@@ -196,9 +196,10 @@ SETTINGS = {"cpu_slowdown": DEFAULT_SLOWDOWN, "benchmark_index": None}
 
 def slowdown_for(benchmark_index: float) -> float:
     """The CPU slowdown that makes a host of this benchmark index emulate Lighthouse's
-    phone: the Lighthouse team's CPU throttling calculator (1300 -> 3x, 1533 -> 4x, 800 ->
-    2x, 150 -> 1x, linear in between; https://github.com/paulirish/lighthouse-cpu-throttling-calculator),
-    never more than Lighthouse's default 4x, never less than 1x."""
+    phone: the CPU throttling calculator that Lighthouse's docs/throttling.md ("Calibrating
+    multipliers", linked from the slow-host warning) points to (1300 -> 3x, 1533 -> 4x,
+    800 -> 2x, 150 -> 1x, linear in between), never more than Lighthouse's default 4x,
+    never less than 1x."""
     if benchmark_index >= 1300:
         multiplier = 3 + (benchmark_index - 1300) / 233
     elif benchmark_index >= 800:
