@@ -20,8 +20,10 @@ export PYTHONHASHSEED := 0
 PYTHON   ?= python3
 CHROMIUM ?= $(shell command -v chromium 2>/dev/null)
 ifneq ($(CHROMIUM),)
-export CHROMIUM                       # the browser tests, the PDF printer and the audit
-export CHROME_PATH ?= $(CHROMIUM)     # use this browser
+# the browser tests, the PDF printer and the audit use this browser (no comment may follow
+# an assignment on its line: make would keep the spaces before it in the value)
+export CHROMIUM
+export CHROME_PATH ?= $(CHROMIUM)
 endif
 GOALS := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
 NEEDS_PYTHON   := venv book book-strict test test-site audit notebooks bench \

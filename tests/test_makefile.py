@@ -111,3 +111,19 @@ def test_with_every_tool_the_checks_pass(target):
 def test_book_targets_without_graphviz_name_the_package(tmp_path, target):
     done = make(target, path_without(tmp_path, "dot"))
     assert_stops(done, target, "graphviz", "apt-get install graphviz")
+
+
+def test_the_browser_the_makefile_exports_is_a_path_without_spaces():
+    # `export CHROME_PATH ?= $(CHROMIUM)     # comment` gave "/usr/bin/chromium     ", which
+    # Lighthouse could not start: make audit wrote no report in CI (fixed 2026-11-25)
+    if shutil.which("chromium") is None:
+        pytest.skip("chromium is not installed here")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MAKELEVEL", "CHROME_PATH", "CHROMIUM")}
+    done = subprocess.run(
+        [MAKE, "--no-print-directory", "--eval",
+         'show-browser: ; @printf "[%s][%s]" "$$CHROMIUM" "$$CHROME_PATH"', "show-browser"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    chromium = shutil.which("chromium")
+    assert done.stdout == f"[{chromium}][{chromium}]", (done.stdout, done.stderr)
+    assert os.access(chromium, os.X_OK)
