@@ -24,7 +24,8 @@ assignment A student notebook of `make assignments` (03_masking), alone with its
     python scripts/launch_check.py binder colab downloads assignment   # all four (the default)
 
 Work folders (virtual environments, the clone) are in _build/launch/, made afresh each run;
-binder and colab run at the same time. Each step's output is in _build/launch/<check>.log.
+binder, colab and assignment run at the same time (much of each is pip waiting on the
+disk). Each step's output is in _build/launch/<check>.log.
 """
 
 import argparse
@@ -339,9 +340,10 @@ def main(argv=None) -> int:
                 "full edition": (args.site, ROOT / "notebooks"),
                 "student edition": (args.student_site, ROOT / "notebooks" / "student")})}
     failures = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         started = time.monotonic()
-        # downloads takes a moment: first, so that binder and colab then share the two workers
+        # downloads takes a moment: first, so that binder, colab and assignment then share
+        # the three workers
         order = sorted(args.checks, key=lambda name: name != "downloads")
         futures = {pool.submit(jobs[name]): name for name in order}
         for future in concurrent.futures.as_completed(futures):
