@@ -129,6 +129,9 @@ class Markdown:
             return f"${content}$"
         if role.startswith("cite"):
             return f"({content})"
+        if named and role == "numref":  # `Exercise {number} <label>`, `section {number} <label>`
+            number = self.numbers.get(named[2], "").rpartition(" ")[2]
+            return named[1].replace("{number}", number).replace("%s", number)
         if named:
             return named[1]
         if role == "numref":
@@ -150,7 +153,10 @@ class Markdown:
 
 
 def labels_and_titles() -> tuple[dict, dict]:
-    """Every `(label)=` above a heading -> its title; every exercise label -> 'Exercise c.k'."""
+    """Every `(label)=` above a heading -> its title; every label -> its number as the book
+    writes it: 'Exercise c.k', 'Fig. c.k' (a cell's `name: fig-...`), 'Chapter c' (the
+    title), 'Section c.k[.j]' (the chapter's headings numbered as the book's numbered table
+    of contents numbers them, code fences skipped)."""
     titles, numbers = {}, {}
     for md in sorted(NOTEBOOKS.glob("*.md")):
         text = md.read_text()
@@ -159,6 +165,27 @@ def labels_and_titles() -> tuple[dict, dict]:
         chapter = int(md.name[:2])
         for k, label in enumerate(re.findall(r"\{exercise\}\n:label: ([\w-]+)", text), 1):
             numbers[label] = f"Exercise {chapter}.{k}"
+        for k, label in enumerate(re.findall(r"^\s+name: (fig-[\w-]+)\s*$", text, re.M), 1):
+            numbers[label] = f"Fig. {chapter}.{k}"
+        counts, label, fence = [], None, None
+        for line in text.splitlines():
+            marker = re.match(r"^(`{3,}|~{3,})", line)
+            if marker and (fence is None or marker[1].startswith(fence)):
+                fence = None if fence else marker[1]
+                continue
+            if fence:
+                continue
+            heading = re.match(r"^(#{1,6}) ", line)
+            if heading and len(heading[1]) == 1 and label:   # the notebook's title
+                numbers[label] = f"Chapter {chapter}"
+            elif heading:
+                depth = len(heading[1]) - 1        # ## -> 1, ### -> 2
+                counts = (counts + [0] * depth)[:depth]
+                counts[-1] += 1
+                if label:
+                    numbers[label] = "Section " + ".".join(map(str, [chapter, *counts]))
+            named = re.match(r"^\(([\w-]+)\)=\s*$", line)
+            label = named[1] if named else (label if not line.strip() else None)
     return titles, numbers
 
 

@@ -12,6 +12,7 @@ the other questions keep theirs. `make grade` is run on three submissions.
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -131,6 +132,17 @@ def test_every_code_exercise_is_autograded_and_every_other_is_manual():
             if info["kind"] == "auto":
                 assert info["hidden"] >= 1 and info["tests"] > info["hidden"], question
     assert kinds["auto"] >= 19 and kinds["manual"] >= 18
+
+
+def test_student_notebooks_write_references_as_the_book_numbers_them():
+    # the book writes "Exercise 1.5", "Fig. 1.1", "section 1.6"; a student notebook once
+    # showed "Exercise {number}" and the bare label "fig-span-hull"
+    for chapter in CHAPTERS:
+        nb = nbformat.read(ASSIGNMENTS / chapter / "student" / f"{chapter}.ipynb", as_version=4)
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        assert "{number}" not in text and "{numref}" not in text and "{ref}" not in text
+        bare = re.findall(r"(?<![\w`(-])(?:fig|nb)-[a-z][\w-]*", text)
+        assert not bare, f"{chapter}: labels left as text: {bare}"
 
 
 def test_student_notebooks_hold_no_hidden_test_and_no_solution():
