@@ -1,4 +1,5 @@
-// Lighthouse over pages of the built site, one after the other, in one headless Chromium:
+// Lighthouse over pages of the built site, one after the other, in one headless Chromium
+// (scripts/audit.py runs AUDIT_JOBS of these at once, each on its share of the pages):
 //   node scripts/audit.mjs ORIGIN OUTDIR PAGE...
 // For each PAGE (a path relative to the site's root) writes OUTDIR/<page>.json, Lighthouse's
 // report (its "lhr") less the screenshots, and prints one line with its four scores.

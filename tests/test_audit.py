@@ -125,12 +125,16 @@ def test_a_page_below_a_bar_fails_the_audit_unless_report_only_or_a_timing(
     page = audit.summarize("notebooks/04_scaling.html", report(**miss))
     asked = {}
     monkeypatch.setattr(audit, "audit", lambda site, out, pages, remeasure: (
-        asked.update(remeasure=remeasure) or [page]))
+        asked.update(remeasure=remeasure, jobs=audit.JOBS) or [page]))
+    monkeypatch.setattr(audit, "JOBS", 2)   # main() may change it; restored after the test
+    monkeypatch.delenv("AUDIT_JOBS", raising=False)
     out.mkdir()
     assert audit.main(["--site", str(site), "--out", str(out), *flags,
                        "notebooks/04_scaling.html"]) == status
     # a slow run is measured again only where it could fail the audit
     assert asked["remeasure"] == (audit.REMEASURE if "--timing-fails" in flags else 0)
+    # where performance counts, one page at a time (two at once scatter its timings)
+    assert asked["jobs"] == (1 if "--timing-fails" in flags else 2)
     assert audit.REMEASURE >= 1
     printed = capsys.readouterr()
     err = printed.err
@@ -153,3 +157,14 @@ def test_the_cpu_slowdown_follows_lighthouses_calibration_and_never_exceeds_its_
     indexes = range(100, 3000, 7)
     assert all(audit.slowdown_for(a) <= audit.slowdown_for(b)
                for a, b in zip(indexes, indexes[1:]))  # a faster host, a larger slowdown
+
+
+def test_pages_are_dealt_to_the_jobs_largest_first_each_once():
+    pages = [f"p{i}.html" for i in range(7)]
+    size = {page: i * 10 for i, page in enumerate(pages)}.get
+    dealt = audit.shares(pages, 2, size)
+    assert sorted(p for share in dealt for p in share) == sorted(pages)  # each page once
+    assert [share[0] for share in dealt] == ["p6.html", "p5.html"]       # largest first
+    assert abs(len(dealt[0]) - len(dealt[1])) <= 1
+    assert audit.shares(pages[:1], 2) == [["p0.html"]]                  # no empty job
+    assert audit.shares(pages, 1, size) == [sorted(pages, key=size, reverse=True)]
