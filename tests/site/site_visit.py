@@ -295,12 +295,11 @@ async def _visit_all(executable, origin, pages, redirects, shots, site_root, wor
                     return await visit_page(browser, origin, page, shots, site_root)
 
         async def follow(page):
-            async with slots:
-                try:
-                    return await follow_redirect(browser, origin, page)
-                except PlaywrightTimeoutError as stalled:  # as above: once more, then fail
-                    print(f"\n{page}: {stalled.message.splitlines()[0]}; following it again")
-                    return await follow_redirect(browser, origin, page)
+            try:
+                return await follow_redirect(browser, origin, page)
+            except PlaywrightTimeoutError as stalled:  # as above: once more, then fail
+                print(f"\n{page}: {stalled.message.splitlines()[0]}; following it again")
+                return await follow_redirect(browser, origin, page)
 
         # The largest pages first (axe's time grows with the page), so that the workers
         # finish together instead of one visiting chapter 4 alone at the end.
@@ -308,13 +307,11 @@ async def _visit_all(executable, origin, pages, redirects, shots, site_root, wor
             file = site_root / page
             return file.stat().st_size if file.is_file() else 0
 
-        # The redirects, light, queue behind them for the same workers.
         longest_first = sorted(pages, key=size, reverse=True)
-        done = await asyncio.gather(*(one(page) for page in longest_first),
-                                    *(follow(page) for page in redirects))
-        visited = dict(zip(longest_first, done))
+        visited = dict(zip(longest_first,
+                           await asyncio.gather(*(one(page) for page in longest_first))))
         visits = [visited[page] for page in pages]
-        redirected = done[len(longest_first):]
+        redirected = [await follow(page) for page in redirects]
         await browser.close()
     return dict(zip(pages, visits)), dict(zip(redirects, redirected))
 
