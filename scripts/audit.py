@@ -7,8 +7,9 @@ The site is served on 127.0.0.1 by the browser tests' server (tests/site/site_se
 which gzips text as static hosts do. `node scripts/audit.mjs` runs Lighthouse (pinned in
 package.json) on its share of the pages in turn, in one headless Debian Chromium
 (CHROME_PATH, default /usr/bin/chromium), with Lighthouse's mobile settings (below), and
-writes each report to OUT/<page>.json; AUDIT_JOBS of them (default 2) run at once. Then every page is checked against BARS, and OUT/summary.md (a Markdown
-table) and OUT/summary.json are written. Exit status 1 names each page and each audit
+writes each report to OUT/<page>.json; AUDIT_JOBS of them (default 2) run at once. Then
+every page is checked against BARS, and OUT/summary.md (a Markdown table) and
+OUT/summary.json are written. Exit status 1 names each page and each audit
 below its bar; a performance score below its bar is listed but fails only with
 --timing-fails: it is a timing, and timings depend on the machine (the course's rule: speed
 is measured, not asserted in a test). With --timing-fails, a page whose performance alone
@@ -248,10 +249,11 @@ def shares(pages: list[str], jobs: int, size=lambda page: 0) -> list[list[str]]:
     return [ordered[i::jobs] for i in range(jobs)]
 
 
-def run_lighthouse(origin: str, out: Path, pages: list[str], site: Path | None = None) -> None:
-    """Lighthouse on `pages`, JOBS processes at a time, reports into `out`."""
+def run_lighthouse(origin: str, out: Path, pages: list[str], site: Path) -> None:
+    """Lighthouse on `pages` of the built `site`, JOBS processes at a time, reports into
+    `out`."""
     def size(page):
-        file = (site or Path("/nonexistent")) / page
+        file = site / page
         return file.stat().st_size if file.is_file() else 0
 
     run_jobs(origin, [(out, share) for share in shares(pages, JOBS, size)])

@@ -24,8 +24,8 @@ assignment A student notebook of `make assignments` (03_masking), alone with its
     python scripts/launch_check.py binder colab downloads assignment   # all four (the default)
 
 Work folders (virtual environments, the clone) are in _build/launch/, made afresh each run;
-binder, colab and assignment run at the same time (much of each is pip waiting on the
-disk). Each step's output is in _build/launch/<check>.log.
+binder, colab and assignment run at the same time (so that the assignment check does not
+wait for binder). Each step's output is in _build/launch/<check>.log.
 """
 
 import argparse
