@@ -25,7 +25,10 @@ assignment A student notebook of `make assignments` (03_masking), alone with its
 
 Work folders (virtual environments, the clone) are in _build/launch/, made afresh each run;
 binder, colab and assignment run at the same time (so that the assignment check does not
-wait for binder). Each step's output is in _build/launch/<check>.log.
+wait for binder), in threads of this process: each finds its kernel in its own folder,
+never through os.environ. `make launch-check` gives the kernels one BLAS thread each
+(OPENBLAS_NUM_THREADS=1; the three share the cores). Each step's output is in
+_build/launch/<check>.log.
 """
 
 import argparse
@@ -148,18 +151,22 @@ def pinned(names) -> list[str]:
     return [f"{n}=={pins[n]}" if n in pins else n for n in names]
 
 
-def check_colab() -> str:
-    import nbclient   # the driver is this project's .venv; the kernel is the Colab-like one
-
-    log, work = Log("colab"), WORK / "colab"
-    clone = work / "clone"
+def reader_clone(log: Log, clone: Path) -> dict:
+    """The working tree committed into a git repository at `clone`, on the configured
+    branch: what pip installs from in place of GitHub. Returns _config.yml's repository."""
     repo = repository()
     copy_repository(clone)
     git = ["git", "-C", clone, "-c", "user.name=launch-check", "-c", "user.email=launch-check@localhost"]
     log.run(*git, "init", "-q", "-b", repo["branch"])
     log.run(*git, "add", "-A")
     log.run(*git, "commit", "-q", "-m", "the working tree, as a reader's clone")
+    return repo
 
+
+def colab_like(log: Log, work: Path, kernel: str) -> dict:
+    """A Colab-like environment in work/venv (COLAB_BASE at the pinned versions, and a
+    stand-in `google.colab` imported at every kernel start) with a Jupyter kernel named
+    `kernel` in work/kernel. Returns the environment its notebooks run in."""
     env = clean_env(IPYTHONDIR=work / "ipython", HOME=work / "home",
                     JUPYTER_CONFIG_DIR=work / "jupyter-config")
     (work / "home").mkdir()
@@ -172,17 +179,42 @@ def check_colab() -> str:
     startup = work / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
     (startup / "00-colab.py").write_text("import google.colab  # as in every Colab kernel\n")
-    log.run(python, "-m", "ipykernel", "install", "--prefix", work / "kernel", "--name", "colab",
+    log.run(python, "-m", "ipykernel", "install", "--prefix", work / "kernel", "--name", kernel,
             env=env)
     # The kernel listens on 127.0.0.1 for this run only: without its log at ERROR, ipykernel
     # warns on every start that the connection is not encrypted (as in _ext/jupyter/).
-    spec = work / "kernel" / "share" / "jupyter" / "kernels" / "colab" / "kernel.json"
-    kernel = json.loads(spec.read_text())
-    kernel["argv"].append("--IPKernelApp.log_level=ERROR")
-    spec.write_text(json.dumps(kernel, indent=1))
+    spec = kernels(work) / kernel / "kernel.json"
+    spec_json = json.loads(spec.read_text())
+    spec_json["argv"].append("--IPKernelApp.log_level=ERROR")
+    spec.write_text(json.dumps(spec_json, indent=1))
     env["PATH"] = f"{work / 'venv' / 'bin'}{os.pathsep}{env['PATH']}"
     env["JUPYTER_PATH"] = str(work / "kernel" / "share" / "jupyter")
-    os.environ["JUPYTER_PATH"] = env["JUPYTER_PATH"]   # where this process finds the kernel
+    return env
+
+
+def kernels(work: Path) -> Path:
+    return work / "kernel" / "share" / "jupyter" / "kernels"
+
+
+def run_notebook(nb, work: Path, kernel: str, folder: Path, env: dict) -> None:
+    """Run `nb` in `folder` with the kernel of colab_like(work, kernel). The kernel is found
+    in work/kernel only: the checks run in threads of one process, so none of them may
+    point os.environ's JUPYTER_PATH at its own kernels."""
+    import nbclient  # the driver is this project's .venv; the kernel is the Colab-like one
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    specs = KernelSpecManager(kernel_dirs=[str(kernels(work))], ensure_native_kernel=False)
+    manager = KernelManager(kernel_name=kernel, kernel_spec_manager=specs)
+    nbclient.NotebookClient(nb, km=manager, timeout=900,
+                            resources={"metadata": {"path": str(folder)}}).execute(env=env)
+
+
+def check_colab() -> str:
+    log, work = Log("colab"), WORK / "colab"
+    clone = work / "clone"
+    repo = reader_clone(log, clone)
+    env = colab_like(log, work, "colab")
 
     address = f"git+{repo['url']}@{repo['branch']}"
     local = f"git+{clone.as_uri()}@{repo['branch']}"
@@ -196,8 +228,7 @@ def check_colab() -> str:
         folder.mkdir(parents=True)
         started = time.monotonic()
         try:
-            nbclient.NotebookClient(nb, kernel_name="colab", timeout=900,
-                                    resources={"metadata": {"path": str(folder)}}).execute(env=env)
+            run_notebook(nb, work, "colab", folder, env)
         except Exception as error:  # noqa: BLE001 - any failure of the run is the check's failure
             raise CheckFailed(f"colab: {reference.name} failed: {error}") from error
         with log.path.open("a") as out:
@@ -216,38 +247,14 @@ def check_assignment() -> str:
     """A student notebook of `make assignments` as Colab opens it: alone with its tests/, in a
     Colab-like environment without otter; its first cell installs the course (from a local
     clone) and otter-grader, and every `grader.check` cell passes once the answers are in."""
-    import nbclient
-
     student = ROOT / "_build" / "assignments" / ASSIGNMENT / "student"
     autograder = ROOT / "_build" / "assignments" / ASSIGNMENT / "autograder"
     if not (student / f"{ASSIGNMENT}.ipynb").exists():
         raise CheckFailed(f"assignment: no {student.relative_to(ROOT)}: run `make assignments`")
     log, work = Log("assignment"), WORK / "assignment"
-    clone, repo = work / "clone", repository()
-    copy_repository(clone)
-    git = ["git", "-C", clone, "-c", "user.name=launch-check", "-c", "user.email=launch-check@localhost"]
-    log.run(*git, "init", "-q", "-b", repo["branch"])
-    log.run(*git, "add", "-A")
-    log.run(*git, "commit", "-q", "-m", "the working tree, as a reader's clone")
-    env = clean_env(IPYTHONDIR=work / "ipython", HOME=work / "home",
-                    JUPYTER_CONFIG_DIR=work / "jupyter-config")
-    (work / "home").mkdir()
-    python = venv(log, work / "venv", env)
-    log.run(python, "-m", "pip", "install", "--quiet", *pinned(COLAB_BASE), env=env)
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    (Path(site) / "google" / "colab").mkdir(parents=True)
-    (Path(site) / "google" / "colab" / "__init__.py").write_text(COLAB_STUB)
-    startup = work / "ipython" / "profile_default" / "startup"
-    startup.mkdir(parents=True)
-    (startup / "00-colab.py").write_text("import google.colab  # as in every Colab kernel\n")
-    log.run(python, "-m", "ipykernel", "install", "--prefix", work / "kernel", "--name", "colab-otter",
-            env=env)
-    env["PATH"] = f"{work / 'venv' / 'bin'}{os.pathsep}{env['PATH']}"
-    kernels = str(work / "kernel" / "share" / "jupyter")
-    env["JUPYTER_PATH"] = kernels
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(
-        p for p in (os.environ.get("JUPYTER_PATH"), kernels) if p)
+    clone = work / "clone"
+    repo = reader_clone(log, clone)
+    env = colab_like(log, work, "colab-otter")
 
     nb = nbformat.read(student / f"{ASSIGNMENT}.ipynb", as_version=4)
     answers = nbformat.read(autograder / f"{ASSIGNMENT}.ipynb", as_version=4)
@@ -276,8 +283,7 @@ def check_assignment() -> str:
     folder = work / "content"
     shutil.copytree(student / "tests", folder / "tests")    # uploaded beside the notebook
     try:
-        nbclient.NotebookClient(nb, kernel_name="colab-otter", timeout=900,
-                                resources={"metadata": {"path": str(folder)}}).execute(env=env)
+        run_notebook(nb, work, "colab-otter", folder, env)
     except Exception as error:  # noqa: BLE001 - any failure of the run is the check's failure
         raise CheckFailed(f"assignment: {ASSIGNMENT}'s student notebook failed: {error}") from error
     checks = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("grader.check(")]
