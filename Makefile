@@ -207,8 +207,14 @@ pdf-print-student:
 	$(JB) build . --config $(STUDENT_CONFIG) --path-output _build/student --builder singlehtml -W -n --keep-going
 	$(PY) scripts/print_pdf.py --student _build/student/_build/singlehtml $(PDF_DIR)/attention-as-linear-algebra-student.pdf
 
+# Where several notebook kernels run at once (the launch checks, the assignments' otter
+# runs), each gets one BLAS thread: OpenBLAS's threads spin while they wait for work, so
+# with more threads than cores they take turns and waste the CPU (on 2 cores, the
+# assignments' check took 258 s with two threads a kernel, 185 s with one).
+ONE_BLAS_THREAD := OPENBLAS_NUM_THREADS=1
+
 launch-check: $(STAMP) assignments  ## Binder, Colab, download buttons and an assignment's grader.check as a reader uses them (fresh venvs; needs both sites)
-	$(PY) scripts/launch_check.py
+	$(ONE_BLAS_THREAD) $(PY) scripts/launch_check.py
 
 # Assign and grade (otter-grader, pinned in requirements-assign.txt, installed into .venv here
 # only). scripts/assignments.py turns each notebooks/<name>.md into otter's input notebook
@@ -231,7 +237,7 @@ grade: $(ASSIGN_STAMP)  ## grade ASSIGNMENT=03_masking SUBMISSIONS=dir with otte
 # Solutions score full marks, unanswered student notebooks 0, each wrong answer of
 # tests/assignments/wrong_answers.py loses its question's points with its message.
 test-assignments: assignments  ## grade the solutions, the student notebooks and the wrong answers with otter run
-	CHECK_ASSIGNMENTS=1 timeout 1800 $(PY) -m pytest -q -p no:cacheprovider tests/assignments
+	CHECK_ASSIGNMENTS=1 $(ONE_BLAS_THREAD) timeout 1800 $(PY) -m pytest -q -p no:cacheprovider tests/assignments
 
 clean:  ## remove the built book (keeps .venv)
 	rm -rf _build
