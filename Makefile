@@ -107,8 +107,16 @@ book: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build the HTML book and print t
 	$(JB) build . --keep-going
 	@echo "The book: $(CURDIR)/_build/html/index.html"
 
+# Where notebook kernels run beside other work (the strict build beside pytest and the nbval
+# matrix in make test; the launch checks; the assignments' otter runs, two at a time), each
+# gets one BLAS thread: OpenBLAS's threads spin while they wait for work, so with more
+# threads than cores they take turns and waste the CPU. Measured on 2 cores: make test
+# 252 -> 203 s (with the matrix's Prescott on one thread), the assignments' check 258 ->
+# 185 s. (`make book`, which builds the published site, keeps NumPy's default.)
+ONE_BLAS_THREAD := OPENBLAS_NUM_THREADS=1
+
 book-strict: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build with warnings as errors (-W -n), as make test does
-	$(JB) build . -W -n --keep-going
+	$(ONE_BLAS_THREAD) $(JB) build . -W -n --keep-going
 
 # nbval runs as this machine computes (in pytest), then as other x86-64 machines compute
 # (scripts/nbval_matrix.py: OpenBLAS's Prescott to SkylakeX kernels, NumPy at its baseline
@@ -206,12 +214,6 @@ pdf-print-full:
 pdf-print-student:
 	$(JB) build . --config $(STUDENT_CONFIG) --path-output _build/student --builder singlehtml -W -n --keep-going
 	$(PY) scripts/print_pdf.py --student _build/student/_build/singlehtml $(PDF_DIR)/attention-as-linear-algebra-student.pdf
-
-# Where several notebook kernels run at once (the launch checks, the assignments' otter
-# runs), each gets one BLAS thread: OpenBLAS's threads spin while they wait for work, so
-# with more threads than cores they take turns and waste the CPU (on 2 cores, the
-# assignments' check took 258 s with two threads a kernel, 185 s with one).
-ONE_BLAS_THREAD := OPENBLAS_NUM_THREADS=1
 
 launch-check: $(STAMP) assignments  ## Binder, Colab, download buttons and an assignment's grader.check as a reader uses them (fresh venvs; needs both sites)
 	$(ONE_BLAS_THREAD) $(PY) scripts/launch_check.py

@@ -13,7 +13,10 @@ kernels:
 - ``NPY_DISABLE_CPU_FEATURES``: NumPy skips the SIMD code that CPU family would not have
   (a Sandy Bridge has no AVX2, so NumPy runs its baseline code for exp, sums, ...);
 - for the one-core machine, the process is pinned to one CPU and OpenBLAS to one thread,
-  so BLAS and the kernel's fast path run on one thread instead of one per core.
+  so BLAS and the kernel's fast path run on one thread instead of one per core; the
+  Prescott machine (a Pentium 4, one core too) runs OpenBLAS on one thread, not pinned.
+  (Besides, the matrix shares the cores with pytest and the build in `make test`: OpenBLAS's
+  idle threads spin, so a second thread there only took the CPU from the others.)
 
 Before nbval runs, a fresh interpreter with the machine's settings reports what it computes
 with (threadpoolctl: the OpenBLAS kernel and its threads; NumPy: its dispatch targets; the
@@ -56,13 +59,15 @@ class Machine:
     reported: str                  # what threadpoolctl reports for that kernel
     cpu_flags: frozenset           # what the kernel's instructions need (/proc/cpuinfo)
     numpy_off: tuple = ()          # NPY_DISABLE_CPU_FEATURES
-    one_core: bool = False
+    one_core: bool = False         # pinned to one CPU, OpenBLAS on one thread
+    one_thread: bool = False       # OpenBLAS on one thread, not pinned
 
 
 # From a 2004 Pentium 4 to today's AVX-512 servers. Zen (AMD EPYC, Ryzen; GitHub's hosted
 # runners are often EPYC) runs Haswell's kernels. /proc/cpuinfo calls SSE3 "pni".
 MACHINES = {
-    "Prescott": Machine("Prescott", "Katmai", frozenset({"pni"}), ABOVE_BASELINE),
+    "Prescott": Machine("Prescott", "Katmai", frozenset({"pni"}), ABOVE_BASELINE,
+                        one_thread=True),
     "Sandybridge": Machine("Sandybridge", "Sandybridge", frozenset({"avx"}), ABOVE_BASELINE,
                            one_core=True),
     "Haswell": Machine("Haswell", "Haswell", frozenset({"avx2", "fma"}), ABOVE_V3),
@@ -94,7 +99,7 @@ def environment(machine: Machine | None) -> dict:
         env["OPENBLAS_CORETYPE"] = machine.kernel
         if machine.numpy_off:
             env["NPY_DISABLE_CPU_FEATURES"] = " ".join(machine.numpy_off)
-        if machine.one_core:
+        if machine.one_core or machine.one_thread:
             env["OPENBLAS_NUM_THREADS"] = "1"
     return env
 
@@ -141,6 +146,8 @@ def not_in_force(machine: Machine, seen: dict) -> str | None:
                 f"NPY_DISABLE_CPU_FEATURES={' '.join(machine.numpy_off)!r}")
     if machine.one_core and (seen["cores"], seen["threads"]) != (1, [1]):
         return f"{seen['cores']} cores and BLAS threads {seen['threads']}, not one"
+    if machine.one_thread and seen["threads"] != [1]:
+        return f"BLAS threads {seen['threads']}, not one"
     return None
 
 

@@ -28,6 +28,9 @@ def test_each_machine_computes_as_it_says(name):
 def test_the_old_cpu_machines_run_numpy_at_its_baseline_on_one_core():
     seen = matrix.probe(matrix.MACHINES["Sandybridge"])
     assert seen["dispatched"] == [] and seen["cores"] == 1 and seen["threads"] == [1]
+    seen = matrix.probe(matrix.MACHINES["Prescott"])   # one BLAS thread, not pinned
+    assert seen["dispatched"] == [] and seen["threads"] == [1]
+    assert seen["cores"] == matrix.probe(None)["cores"]
 
 
 def test_numpy_1_x_feature_names_would_test_nothing():
