@@ -5,7 +5,7 @@ Each function returns fresh arrays (float64), so a notebook may modify what it g
 
 import numpy as np
 
-__all__ = ["span_example", "qk_av_example", "seed004_qkv"]
+__all__ = ["span_example", "qk_av_example", "seed004_qkv", "seed004_printed"]
 
 
 def span_example():
@@ -98,3 +98,64 @@ def seed004_qkv():
         [0.5936924, -0.6305729, -0.95026899, 0.87634056, -1.56283632, 0.3099347, -0.36928654, 1.2784266],
     ])
     return q, k, v
+
+
+def seed004_printed():
+    """What source note 004 printed from `seed004_qkv`'s matrices, to 8 decimals.
+
+    Its scaled scores ``q @ k.T / sqrt(d_k)``, those scores plus its mask (which keeps
+    a +1 on every allowed entry), its causal attention weights, its output ``new_v`` and
+    four variances, typed in as printed, so that a notebook can compare them with the
+    kernel.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``"scaled"``, ``"scaled_plus_mask"`` and ``"attention"``, each of shape (4, 4)
+        (``-inf`` where the note's mask forbids), ``"new_v"``, of shape (4, 8), and
+        ``"variances"``, shape (4,): the variances of all entries of ``q``, ``k``,
+        ``q @ k.T`` and ``q @ k.T / sqrt(d_k)`` that the note printed.
+
+    Examples
+    --------
+    >>> printed = seed004_printed()
+    >>> printed["attention"][1, :2]
+    array([0.45111887, 0.54888113])
+    >>> (printed["scaled_plus_mask"][0, 0] - printed["scaled"][0, 0]).round(8)
+    np.float64(1.0)
+    """
+    inf = np.inf
+    return {
+        "scaled": np.array([
+            [0.42511031, -0.15665998, 0.52292703, -0.28472334],
+            [0.19029433, 0.38644534, 1.63270176, 0.337278],
+            [-0.07610522, 0.27581297, 0.63450144, 0.31025797],
+            [1.45558315, -0.56625303, -0.01134759, 0.0871309],
+        ]),
+        "scaled_plus_mask": np.array([
+            [1.42511031, -inf, -inf, -inf],
+            [1.19029433, 1.38644534, -inf, -inf],
+            [0.92389478, 1.27581297, 1.63450144, -inf],
+            [2.45558315, 0.43374697, 0.98865241, 1.0871309],
+        ]),
+        "attention": np.array([
+            [1.0, 0.0, 0.0, 0.0],
+            [0.45111887, 0.54888113, 0.0, 0.0],
+            [0.22436527, 0.31900079, 0.45663394, 0.0],
+            [0.61822085, 0.08185993, 0.14258168, 0.15733755],
+        ]),
+        "new_v": np.array([
+            [-1.20455614, -0.78141984, -0.60550966, -0.49607676,
+             0.05358656, 0.31648808, 1.97222775, 0.97455048],
+            [-0.66957881, -1.64706996, -0.00307428, -0.63292153,
+             -0.2669993, 0.0131296, 1.32977774, 0.97090339],
+            [-0.89506767, -1.53613058, -0.70591991, 0.84266061,
+             -0.00318276, 0.20823676, 1.38968769, 0.86036549],
+            [-0.84228483, -0.96535234, -0.71058386, 0.14229459,
+             -0.20809817, 0.29146427, 1.44269616, 0.98682583],
+        ]),
+        # the variances it printed: q.var(), k.var(), (q @ k.T).var() and the scaled one
+        "variances": np.array(
+            [1.3772888688135403, 0.7481376289021062, 2.443300481459231, 0.30541256018240387]
+        ),
+    }
