@@ -40,16 +40,12 @@ def unqualified(page: Path) -> list[str]:
     return [s for s in sentences(page) if EXACT.search(s) and not QUALIFIED.search(s)]
 
 
-def test_the_check_reads_sentences():
-    page = ROOT / "_build" / "probe.md"
-    page.parent.mkdir(exist_ok=True)
+def test_the_check_reads_sentences(tmp_path):
+    page = tmp_path / "probe.md"
     page.write_text("It computes exactly the same attention. It is exactly the same in exact "
                     "arithmetic. The blocks give the same outputs as the plain path, up to "
                     "rounding.\n", encoding="utf-8")
-    try:
-        assert unqualified(page) == ["It computes exactly the same attention."]
-    finally:
-        page.unlink()
+    assert unqualified(page) == ["It computes exactly the same attention."]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
