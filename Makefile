@@ -28,7 +28,7 @@ endif
 GOALS := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
 NEEDS_PYTHON   := venv book book-strict test test-pytest test-nbval-matrix test-site audit \
                   notebooks bench \
-                  student-notebooks book-student pdf launch-check \
+                  jupyter-notebooks book-student pdf launch-check \
                   assignments grade test-assignments
 NEEDS_NODE     := book book-strict test test-site audit book-student pdf
 NEEDS_CHROMIUM := test-site audit pdf
@@ -66,7 +66,7 @@ ifneq ($(call needs,$(NEEDS_POPPLER)),)
 endif
 
 .PHONY: help venv book book-strict test test-pytest test-nbval-matrix test-site notebooks bench clean
-.PHONY: student-notebooks book-student pdf pdf-print-full pdf-print-student launch-check
+.PHONY: jupyter-notebooks book-student pdf pdf-print-full pdf-print-student launch-check
 .PHONY: assignments grade test-assignments
 .PHONY: audit format
 
@@ -165,7 +165,7 @@ notebooks: $(STAMP)  ## regenerate the executed .ipynb references (all, or NB=no
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.timeout=600 $(NB_IPYNB)
 	$(PY) scripts/strip_timings.py $(NB_IPYNB)
-	$(PY) scripts/student_notebooks.py   # the student notebooks follow their references
+	$(PY) scripts/jupyter_notebooks.py   # the reader and student notebooks follow their references
 
 # ruff format over the notebooks' code cells at 79 columns, through jupytext (the Markdown
 # is untouched; tests/test_notebooks.py fails on a code line over 79 columns). Then
@@ -179,21 +179,25 @@ bench: $(STAMP)  ## time lib against torch SDPA and two NumPy GEMMs; write bench
 # The instructor kit. The student edition is the same book built with sphinx-exercise's
 # hide_solutions (scripts/student_edition.py writes its configuration; it reuses the full
 # build's execution cache), into _build/student/html; its download buttons give
-# notebooks/student/*, the references without their solutions (`make student-notebooks`).
+# notebooks/student/*, the references without their solutions (`make jupyter-notebooks`).
 # The PDFs are the one-page builds (singlehtml) printed by Chromium (scripts/print_pdf.py);
 # each is copied to the root of its site, where the footer links it. tests/editions/ checks
 # the builds. The launch checks (scripts/launch_check.py) need both sites.
 STUDENT_CONFIG := _build/student/_config.yml
 PDF_DIR        := _build/pdf
 
-student-notebooks: $(STAMP)  ## write notebooks/student/*: the references without solutions
-	$(PY) scripts/student_notebooks.py
+# The notebooks a person opens in Jupyter (Binder, Colab, the downloads), made from the
+# references by one converter (scripts/jupyter_notebooks.py): notebooks/reader/ (solutions
+# folded) and notebooks/student/ (no solutions, answer cells); MyST becomes plain Markdown.
+# tests/test_jupyter_notebooks.py fails when they are stale.
+jupyter-notebooks: $(STAMP)  ## write notebooks/reader/* and notebooks/student/* from the references
+	$(PY) scripts/jupyter_notebooks.py
 
 $(STUDENT_CONFIG): _config.yml scripts/student_edition.py
 	$(PY) scripts/student_edition.py $@ --cache _build/.jupyter_cache
 
 book-student: $(STAMP) $(NPM_STAMP) _build/.lib-hash $(STUDENT_CONFIG)  ## the student edition (no solutions) in _build/student/html
-	$(PY) scripts/student_notebooks.py --check
+	$(PY) scripts/jupyter_notebooks.py --check
 	$(JB) build . --config $(STUDENT_CONFIG) --path-output _build/student -W -n --keep-going
 	rm -rf _build/student/html && cp -a _build/student/_build/html _build/student/html
 	$(PY) -m pytest -q -p no:cacheprovider tests/editions/test_student_site.py

@@ -14,10 +14,13 @@ configuration that `scripts/student_edition.py` writes).
 2. The version: `release` and `version` come from `pyproject.toml` (the course's one version
    number), and the footer of every page shows it, with a link to the edition's PDF
    (`make pdf` puts it at the root of the site).
-3. Downloads are the committed files. The theme offers, as a notebook page's `.ipynb`,
-   the notebook this build executed; after the build it is replaced by the committed
-   reference `notebooks/<name>.ipynb`, or in the student edition by the generated
-   `notebooks/student/<name>.ipynb` (and its `.md`), which have no solutions.
+3. Downloads and launch buttons open the edition's Jupyter notebook. The theme offers, as
+   a notebook page's `.ipynb`, the notebook this build executed; after the build it is
+   replaced by the committed `notebooks/reader/<name>.ipynb` (solutions folded), or in the
+   student edition by `notebooks/student/<name>.ipynb` (and its `.md`), which have no
+   solutions (both written by scripts/jupyter_notebooks.py). The theme's Binder and Colab
+   buttons open the `.ipynb` beside the page's source; `launch_paths` points them at the
+   same edition's notebook instead.
 """
 
 import html
@@ -96,12 +99,25 @@ def copy_committed_notebooks(app: Sphinx, exception) -> None:
         reference = source.with_suffix(".ipynb")
         if source.suffix != ".md" or not reference.exists():
             continue
+        given = reference.parent / ("student" if student else "reader") / reference.name
+        shutil.copyfile(given, sources / f"{docname}.ipynb")
         if student:
-            given = reference.parent / "student" / reference.name
-            shutil.copyfile(given, sources / f"{docname}.ipynb")
             shutil.copyfile(given.with_suffix(".md"), sources / f"{docname}.md")
-        else:
-            shutil.copyfile(reference, sources / f"{docname}.ipynb")
+
+
+def launch_paths(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Binder and Colab open notebooks/reader/<name>.ipynb (student edition:
+    notebooks/student/), not the reference the theme links (it runs at priority 501)."""
+    reference = f"{pagename}.ipynb"
+    edition = "student" if app.config.hide_solutions else "reader"
+    given = f"{Path(pagename).parent.as_posix()}/{edition}/{Path(pagename).name}.ipynb"
+    if not (ROOT / given).exists():
+        return
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "launch-buttons":
+            for button in group["buttons"]:
+                if "url" in button and button["url"].endswith(reference):
+                    button["url"] = button["url"][:-len(reference)] + given
 
 
 def setup(app: Sphinx):
@@ -110,5 +126,6 @@ def setup(app: Sphinx):
     app.add_transform(RemoveHiddenGatedSolutions)
     app.connect("config-inited", set_version)
     app.connect("html-page-context", add_footer)
+    app.connect("html-page-context", launch_paths, priority=502)
     app.connect("build-finished", copy_committed_notebooks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -14,8 +14,9 @@ colab      A fresh environment with only a Colab-like base (numpy, matplotlib, i
            the clone) and the notebook then runs to the end.
 downloads  In the built sites (_build/html, and _build/student/html), the .ipynb and .md
            that each notebook page's download button offers are the committed files
-           (notebooks/<name>.*; notebooks/student/<name>.* in the student edition), and the
-           Binder and Colab buttons open a committed notebook of the configured repository.
+           (notebooks/reader/<name>.ipynb and the source notebooks/<name>.md;
+           notebooks/student/<name>.* in the student edition), and the Binder and Colab
+           buttons open that edition's notebook in the configured repository.
 
 assignment A student notebook of `make assignments` (03_masking), alone with its tests/ as
            on Colab, in a Colab-like environment without otter: its first cell installs the
@@ -315,12 +316,13 @@ def check_downloads(sites: dict) -> str:
                 if not offered:
                     raise CheckFailed(f"downloads: {edition} {page.name} offers no {suffix}")
                 target = Path(unquote(urljoin(page.as_uri(), offered[0])).removeprefix("file://"))
-                committed = folder / f"{reference.stem}{suffix}"
+                committed = (folder if suffix == ".ipynb" or edition != "full edition"
+                             else ROOT / "notebooks") / f"{reference.stem}{suffix}"
                 if not target.exists() or target.read_bytes() != committed.read_bytes():
                     raise CheckFailed(f"downloads: {edition} {page.name}'s {suffix} is not "
                                       f"{committed.relative_to(ROOT)}")
                 checked += 1
-            path = f"notebooks/{reference.name}"
+            path = folder.relative_to(ROOT).as_posix() + f"/{reference.name}"   # the edition's notebook
             binder = f"https://mybinder.org/v2/gh/{owner_repo}/{repo['branch']}?urlpath=lab/tree/{path}"
             colab = f"https://colab.research.google.com/github/{owner_repo}/blob/{repo['branch']}/{path}"
             for button in (binder, colab):
@@ -343,7 +345,7 @@ def main(argv=None) -> int:
             (WORK / name).mkdir(parents=True)
     jobs = {"binder": check_binder, "colab": check_colab, "assignment": check_assignment,
             "downloads": lambda: check_downloads({
-                "full edition": (args.site, ROOT / "notebooks"),
+                "full edition": (args.site, ROOT / "notebooks" / "reader"),
                 "student edition": (args.student_site, ROOT / "notebooks" / "student")})}
     failures = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:

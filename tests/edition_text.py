@@ -3,7 +3,7 @@ each exercise's label, and "needles" from each solution (its code lines and runs
 words), which must not appear anywhere in the student edition. Used by tests/test_editions.py
 and tests/editions/.
 
-Read independently of scripts/student_notebooks.py, so a bug there cannot hide itself.
+Read independently of scripts/jupyter_notebooks.py, so a bug there cannot hide itself.
 """
 
 import html

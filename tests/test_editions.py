@@ -1,12 +1,11 @@
-"""Checks of the instructor kit that need no build: the student notebooks are generated, up to
-date, complete and free of solutions; one version number everywhere; one repository address
-everywhere; the GitHub workflows pass actionlint and do what the instructor guide says.
+"""Checks of the instructor kit that need no build: one version number everywhere; one
+repository address everywhere; the GitHub workflows pass actionlint and do what the
+instructor guide says. (The student notebooks: tests/test_jupyter_notebooks.py.)
 
 The built editions (student site, PDFs) are checked by tests/editions/, which `make
 book-student` and `make pdf` run after building them.
 """
 
-import ast
 import os
 import re
 import shutil
@@ -15,88 +14,10 @@ import sys
 import tomllib
 from pathlib import Path
 
-import nbformat
-import pytest
 import yaml
-from tests.edition_text import SOURCES, exercises, needles, solutions, squash
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import student_notebooks  # noqa: E402  (scripts/ is not a package)
-
-REFERENCES = sorted((ROOT / "notebooks").glob("*.ipynb"))
-STUDENT = ROOT / "notebooks" / "student"
 WORKFLOWS = ROOT / ".github" / "workflows"
-
-
-# ------------------------------------------------------------------ student notebooks
-def test_every_source_has_solutions_to_hide():
-    assert all(solutions(md) for md in SOURCES)
-    assert all(needles(md) for md in SOURCES), "no distinctive solution text to look for"
-
-
-@pytest.mark.parametrize("reference", REFERENCES, ids=lambda p: p.name)
-def test_student_notebooks_are_up_to_date(reference):
-    for path, text in student_notebooks.rendered(reference).items():
-        assert path.exists() and path.read_text() == text, (
-            f"{path.relative_to(ROOT)} is stale: run `make student-notebooks`")
-
-
-def test_no_student_notebook_without_a_reference():
-    names = {p.stem for p in REFERENCES}
-    extra = [p.name for p in STUDENT.glob("*") if p.suffix in (".ipynb", ".md") and p.stem not in names]
-    assert not extra, f"notebooks/student/ has {extra}: run `make student-notebooks`"
-
-
-@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.name)
-def test_student_notebook_has_every_exercise_and_no_solution(md):
-    nb = nbformat.read(STUDENT / f"{md.stem}.ipynb", as_version=4)
-    text = "\n".join(c.source for c in nb.cells)
-    for label in exercises(md):
-        assert f":label: {label}" in text, f"{md.stem}: exercise {label} is missing"
-    assert "{solution" not in text
-    flat = squash(text)
-    leaked = [n for n in needles(md) if squash(n) in flat]
-    assert not leaked, f"student {md.stem} shows solution text: {leaked[:3]}"
-    # what is kept is kept as it was: every kept cell is a cell of the reference, outputs too
-    reference = {c.get("id"): c for c in nbformat.read(md.with_suffix(".ipynb"), as_version=4).cells}
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert cell == reference[cell.id]
-
-
-def assigned_and_used(source: str) -> tuple[set, set]:
-    code = "\n".join(line[:len(line) - len(line.lstrip())] + "pass"
-                     if line.lstrip().startswith(("%", "!")) else line
-                     for line in source.splitlines())
-    tree = ast.parse(code)
-    stored, loaded = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            stored.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            stored |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return stored, loaded
-
-
-@pytest.mark.parametrize("reference", REFERENCES, ids=lambda p: p.name)
-def test_student_notebook_needs_nothing_a_solution_defined(reference):
-    # A student runs the notebook top to bottom without the solution cells: no kept cell may
-    # use a name that only a removed (solution) cell defined.
-    kept_ids = {c.id for c in nbformat.read(STUDENT / reference.name, as_version=4).cells}
-    defined, only_in_solutions = set(dir(__builtins__)), set()
-    for cell in nbformat.read(reference, as_version=4).cells:
-        if cell.cell_type != "code":
-            continue
-        stored, loaded = assigned_and_used(cell.source)
-        if cell.id in kept_ids:
-            missing = (loaded & only_in_solutions) - defined
-            assert not missing, f"{reference.name}: a cell uses {missing}, defined only in a solution"
-            defined |= stored
-        else:
-            only_in_solutions |= stored - defined
 
 
 # ------------------------------------------------------------------------- version

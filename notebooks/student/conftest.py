@@ -1,3 +1,4 @@
-# notebooks/student/ holds generated files (scripts/student_notebooks.py): nbval does not run
-# them (they are the references minus their solutions; tests/test_editions.py checks them).
+# notebooks/student/ holds generated files (scripts/jupyter_notebooks.py): nbval does not run
+# them (they are the references without their solutions; tests/test_jupyter_notebooks.py
+# checks them, and `make launch-check` runs them in JupyterLab).
 collect_ignore_glob = ["*.ipynb", "*.md"]

@@ -1,0 +1,626 @@
+"""Write the notebooks a person opens in Jupyter (`make jupyter-notebooks`; `make notebooks`
+runs it too). One converter, three outputs, all made from the executed references
+notebooks/<name>.ipynb:
+
+- notebooks/reader/<name>.ipynb, the full edition: what the site's Binder and Colab buttons
+  and its `.ipynb` download open. Every solution folded (`<details>`, its code cells
+  collapsed with Jupyter's `source_hidden` / `outputs_hidden`).
+- notebooks/student/<name>.ipynb (and its `.md`), the student edition: no solution, and an
+  answer cell after every exercise (a code cell for a code exercise, a Markdown cell for pen
+  and paper).
+- otter's master notebook: scripts/assignments.py reads the chapters through `Chapter`
+  (`segments`, `text`, `quote`).
+
+MyST that Jupyter and Colab do not render becomes Markdown that they do: glued values as
+the page prints them (myst-nb's own formatting); `{ref}`/`{numref}` as the page's text
+("Section 3.4", "Fig. 3.1", "Exercise 3.2"), a link to the site's page when the target is in
+another page; `{cite:p}`/`{cite:t}` as "(Vaswani et al., 2017)" / "Vaswani et al. (2017)"
+with a reference list at the end; the study-time roles as the times and core path the page
+prints (_ext/study_time_rule.py); exercises as a bold heading line and their body;
+admonitions as block quotes; each figure's caption and alt text as Markdown under it. No
+`(label)=` line, no `remove-cell` cell (the Colab install cell is kept, its source
+collapsed: it is a no-op outside Colab), no otter test configuration cell; glue's own
+outputs (no renderer in Jupyter) and the explorers' HTML fallback (JupyterLab would prefer
+it to the Vega-Lite chart) are dropped from the stored outputs.
+
+The Markdown is parsed with markdown-it-py and mdit-py-plugins, MyST's own parser: it says
+where each block, directive, target and role is (no role is replaced inside code or math).
+The maintainers' page chapters/maintainers/jupyter_notebooks.md says why.
+
+    python scripts/jupyter_notebooks.py            # write every notebook
+    python scripts/jupyter_notebooks.py --check    # exit 1 if a generated file is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jupytext
+import nbformat
+import yaml
+from markdown_it import MarkdownIt
+from mdit_py_plugins.amsmath import amsmath_plugin
+from mdit_py_plugins.colon_fence import colon_fence_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.myst_blocks import myst_block_plugin
+from mdit_py_plugins.myst_role import myst_role_plugin
+from myst_nb.core.variables import format_plain_text
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+READER = NOTEBOOKS / "reader"
+STUDENT = NOTEBOOKS / "student"
+sys.path.insert(0, str(ROOT / "_ext"))
+import study_time_rule  # noqa: E402  (the rule the site's study-time roles print)
+
+MYST = (MarkdownIt("commonmark").enable("table").use(myst_role_plugin).use(myst_block_plugin)
+        .use(colon_fence_plugin).use(dollarmath_plugin).use(amsmath_plugin))
+ROLE = re.compile(r"\{(?P<name>[\w:.-]+)\}(?P<ticks>`+)(?P<content>.+?)(?P=ticks)", re.S)
+NAMED = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+TEST_CONFIG = re.compile(r'^\s*"""\s*#\s*BEGIN\s+TEST\s+CONFIG', re.I)
+KIND = re.compile(r"^\s*\*\((?P<kind>[^)]*)\)\*\s*")
+CODE_KINDS = ("Code", "Pen and paper, then code")
+GLUE_MIME = "application/papermill.record/"
+VEGALITE = "application/vnd.vegalite.v5+json"
+# As JupyterLab (ipykernel) writes it: a notebook that says otherwise is rewritten, and so
+# marked modified, as soon as it is opened.
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+
+
+def site_url() -> str:
+    """The published site: html.baseurl, or the GitHub Pages address of repository.url."""
+    base = (CONFIG.get("html") or {}).get("baseurl")
+    if base:
+        return base.rstrip("/")
+    owner, repo = re.match(r"https://github\.com/([^/]+)/([^/]+?)/?$",
+                           CONFIG["repository"]["url"]).groups()
+    return f"https://{owner}.github.io/{repo}"
+
+
+def directive(token) -> tuple[str, str] | None:
+    """(name, argument) of a fence that opens a MyST directive, else None."""
+    info = token.info.strip()
+    match = re.match(r"^\{(?P<name>[\w:-]+)\}\s*(?P<arg>.*)$", info)
+    return (match["name"], match["arg"].strip()) if match else None
+
+
+def options_and_body(content: str) -> tuple[dict, str]:
+    """A directive's `:key: value` lines (or a `---` YAML block) and the body after them."""
+    lines = content.split("\n")
+    if lines and lines[0].strip() == "---":
+        end = lines.index("---", 1)
+        return yaml.safe_load("\n".join(lines[1:end])) or {}, "\n".join(lines[end + 1:])
+    options = {}
+    while lines and re.match(r"^:[\w-]+:", lines[0]):
+        key, _, value = lines.pop(0)[1:].partition(":")
+        options[key] = value.strip()
+    return options, "\n".join(lines).strip("\n")
+
+
+@dataclass
+class Directive:
+    name: str
+    arg: str
+    options: dict
+    body: str
+
+
+@dataclass
+class Target:
+    doc: str                  # e.g. notebooks/03_masking, chapters/instructor_guide
+    title: str | None = None  # the heading it labels
+    number: str | None = None  # "Exercise 3.2", "Fig. 3.1", "Section 3.4", "Chapter 3"
+
+
+@dataclass
+class Book:
+    """Every label of the book's pages: where it is, its title and its number."""
+    labels: dict[str, Target] = field(default_factory=dict)
+    chapters: dict[str, int] = field(default_factory=dict)   # notebook name -> chapter number
+
+    @classmethod
+    def read(cls) -> "Book":
+        book = cls()
+        toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+        docs = [toc["root"]]
+        for part in toc["parts"]:
+            for entry in part["chapters"]:
+                docs.append(entry["file"])
+                if part.get("numbered"):
+                    book.chapters[Path(entry["file"]).name] = len(book.chapters) + 1
+        for doc in docs:
+            name = Path(doc).name
+            reference = ROOT / f"{doc}.ipynb"
+            if name in book.chapters and reference.exists():
+                book.add_notebook(doc, nbformat.read(reference, as_version=4))
+            elif (ROOT / f"{doc}.md").exists():
+                book.add_markdown(doc, (ROOT / f"{doc}.md").read_text(), None, [0], [0])
+        return book
+
+    def add_notebook(self, doc: str, nb) -> None:
+        chapter = self.chapters[Path(doc).name]
+        counts, exercises, figures = [], [0], [0]
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                counts = self.add_markdown(doc, cell.source, chapter, exercises, counts)
+            elif "figure" in cell.metadata.get("mystnb", {}):
+                name = cell.metadata["mystnb"]["figure"].get("name")
+                figures[0] += 1
+                if name:
+                    self.labels[name] = Target(doc, number=f"Fig. {chapter}.{figures[0]}")
+
+    def add_markdown(self, doc, text, chapter, exercises, counts):
+        """The labels of one Markdown text; returns the section counters after it."""
+        pending, heading = [], None
+        for token in MYST.parse(text):
+            if token.type == "myst_target":
+                pending.append(token.content.strip())
+            elif token.type == "heading_open":
+                depth = int(token.tag[1]) - 1
+                if depth == 0:
+                    number = f"Chapter {chapter}" if chapter else None
+                else:
+                    counts = (counts + [0] * depth)[:depth]
+                    counts[-1] += 1
+                    number = "Section " + ".".join(map(str, [chapter, *counts])) if chapter else None
+                heading, pending = (pending, number), []
+            elif token.type == "inline" and heading:   # the heading's title
+                labels, number = heading
+                for label in labels:
+                    self.labels[label] = Target(doc, token.content.strip(), number)
+                heading = None
+            elif token.type in ("fence", "colon_fence") and directive(token):
+                name, _ = directive(token)
+                options, body = options_and_body(token.content)
+                if name == "exercise" and chapter:
+                    exercises[0] += 1
+                    if "label" in options:
+                        self.labels[options["label"]] = Target(
+                            doc, number=f"Exercise {chapter}.{exercises[0]}")
+                if token.type == "colon_fence":   # nested blocks (labels in an admonition)
+                    counts = self.add_markdown(doc, body, chapter, exercises, counts)
+                for label in pending:
+                    self.labels.setdefault(label, Target(doc))
+                pending = []
+            elif token.level == 0 and token.map and token.type != "myst_line_comment":
+                for label in pending:
+                    self.labels.setdefault(label, Target(doc))
+                pending = []
+        for label in pending:
+            self.labels.setdefault(label, Target(doc))
+        return counts
+
+
+class Bibliography:
+    """references.bib, read with pybtex (sphinxcontrib-bibtex's own reader)."""
+
+    def __init__(self):
+        from pybtex.database import parse_file
+        self.entries = parse_file(str(ROOT / "references.bib")).entries
+
+    def authors(self, key: str) -> str:
+        entry = self.entries[key]
+        people = entry.persons.get("author") or entry.persons.get("editor") or []
+        names = [latex_text(" ".join(p.prelast_names + p.last_names)) for p in people]
+        if not names:
+            return latex_text(entry.fields.get("organization", key))
+        if len(names) == 1:
+            return names[0]
+        if len(names) == 2:
+            return f"{names[0]} and {names[1]}"
+        return f"{names[0]} et al."
+
+    def year(self, key: str) -> str:
+        return self.entries[key].fields.get("year", "n.d.")
+
+    def reference(self, key: str) -> str:
+        entry = self.entries[key]
+        people = entry.persons.get("author") or entry.persons.get("editor") or []
+        who = ", ".join(latex_text(" ".join(p.first_names + p.middle_names + p.prelast_names
+                                            + p.last_names)) for p in people)
+        fields = entry.fields
+        venue = fields.get("booktitle") or fields.get("journal") or fields.get("howpublished") \
+            or fields.get("publisher") or ""
+        parts = [f"{who or self.authors(key)} ({self.year(key)}).",
+                 f"*{latex_text(fields.get('title', key))}*."]
+        if venue:
+            parts.append(latex_text(venue) + ".")
+        if fields.get("url"):
+            parts.append(f"<{fields['url']}>")
+        return " ".join(parts)
+
+
+def latex_text(text: str) -> str:
+    """BibTeX's few LaTeX constructs as text: braces, escapes, accents such as {\\L}."""
+    for latex, plain in ((r"{\L}", "Ł"), (r"\L", "Ł"), (r"{\l}", "ł"), (r"\_", "_"), (r"\&", "&"),
+                         (r'\"o', "ö"), (r'\"u', "ü"), (r"\'e", "é"), ("--", "–")):
+        text = text.replace(latex, plain)
+    return re.sub(r"[{}]", "", text).strip()
+
+
+class Chapter:
+    """One notebook's MyST Markdown converted to the Markdown Jupyter renders."""
+
+    def __init__(self, name: str, book: Book, bibliography: Bibliography, reference=None):
+        self.name, self.doc, self.book, self.bib = name, f"notebooks/{name}", book, bibliography
+        self.reference = reference or nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+        self.glued, self.cited = {}, []
+        for cell in self.reference.cells:
+            for output in cell.get("outputs", []):
+                key = output.get("metadata", {}).get("scrapbook", {}).get("name")
+                data = output.get("data", {})
+                text = data.get(GLUE_MIME + "text/plain", data.get("text/plain"))
+                if key and text is not None:
+                    self.glued[key] = text
+        source = NOTEBOOKS / f"{name}.md"
+        self.study = study_time_rule.analyse(source.read_text(), name) if source.exists() else None
+
+    # ---------------------------------------------------------------- blocks
+    def segments(self, text: str) -> list:
+        """The Markdown text split into converted Markdown (str) and Directive blocks, in order."""
+        tokens, lines = MYST.parse(text), text.split("\n")
+        out, buffer, end, i = [], [], 0, 0
+
+        def flush():
+            chunk = re.sub(r"\n{3,}", "\n\n", "\n".join(buffer)).strip("\n")
+            if chunk.strip():
+                out.append(chunk)
+            buffer.clear()
+
+        while i < len(tokens):
+            token = tokens[i]
+            j = i
+            if token.nesting == 1:        # find its closing token; roles are in between
+                depth = 0
+                for j in range(i, len(tokens)):
+                    depth += tokens[j].nesting
+                    if depth == 0:
+                        break
+            roles = [t for tok in tokens[i:j + 1] for t in (tok.children or [])
+                     if t.type == "myst_role"]
+            i = j + 1
+            if token.level != 0 or not token.map:
+                continue
+            start, stop = token.map
+            buffer.extend(lines[end:start])          # the blank lines between blocks
+            end = stop
+            named = directive(token) if token.type in ("fence", "colon_fence") else None
+            if token.type in ("myst_target", "myst_line_comment"):
+                continue
+            if named:
+                flush()
+                options, body = options_and_body(token.content)
+                out.append(Directive(named[0], named[1], options, body))
+            elif token.type in ("fence", "code_block", "math_block", "math_block_label",
+                                "amsmath", "html_block"):
+                buffer.extend(lines[start:stop])
+            else:
+                buffer.append(self._roles("\n".join(lines[start:stop]), roles))
+        buffer.extend(lines[end:])
+        flush()
+        return out
+
+    def text(self, text: str) -> str:
+        """Markdown text with every directive in it converted too (as quotes)."""
+        parts = [seg if isinstance(seg, str) else self.quote(seg) for seg in self.segments(text)]
+        return "\n\n".join(parts)
+
+    def quote(self, block: Directive) -> str:
+        """An admonition (or any other directive) as a block quote with its title."""
+        if block.name in ("math",):
+            return f"$$\n{block.body}\n$$"
+        if block.name in ("code-block", "code"):
+            return f"```{block.arg}\n{block.body}\n```"
+        title = block.arg or block.name.capitalize()
+        inner = self.text(block.body)
+        return "\n".join([f"> **{self.inline(title)}**", ">"]
+                         + [f"> {line}".rstrip() for line in inner.split("\n")])
+
+    def inline(self, text: str) -> str:
+        """One line or paragraph (a title, a caption): its roles replaced."""
+        roles = [t for tok in MYST.parse(text) for t in (tok.children or []) if t.type == "myst_role"]
+        return self._roles(text, roles)
+
+    def _roles(self, text: str, roles: list) -> str:
+        """Replace, in order, the roles the parser found in `text` (and only those)."""
+        def words(content):   # a role may wrap, in an indented list item too
+            return " ".join(content.split())
+
+        wanted = [(r.meta["name"], words(r.content)) for r in roles]
+
+        def replace(match):
+            if wanted and (match["name"], words(match["content"])) == wanted[0]:
+                wanted.pop(0)
+                return self.role(match["name"], words(match["content"]))
+            return match[0]
+
+        return ROLE.sub(replace, text)
+
+    # ----------------------------------------------------------------- roles
+    def role(self, name: str, content: str) -> str:
+        named = NAMED.match(content)
+        if name in ("glue", "glue:text", "glue:"):
+            key, _, spec = content.rpartition(":") if ":" in content else (content, "", "")
+            if not key:
+                key, spec = content, ""
+            if key not in self.glued:
+                raise KeyError(f"{self.name}: no glued value {key!r} in notebooks/{self.name}.ipynb "
+                               "(is the reference stale? `make notebooks NB=...`)")
+            return format_plain_text(self.glued[key], spec)
+        if name == "glue:math":
+            return f"${self.glued[content].strip(chr(39))}$"
+        if name == "math":
+            return f"${content}$"
+        if name.startswith("cite"):
+            keys = [k.strip() for k in content.split(",")]
+            self.cited.extend(k for k in keys if k not in self.cited)
+            if name == "cite:t":
+                return "; ".join(f"{self.bib.authors(k)} ({self.bib.year(k)})" for k in keys)
+            return "(" + "; ".join(f"{self.bib.authors(k)}, {self.bib.year(k)}" for k in keys) + ")"
+        if name in ("ref", "numref", "doc"):
+            label = named["target"] if named else content
+            return self.reference_text(name, label, named["text"] if named else None)
+        if name == "study-time":
+            notebook_name, _, which = content.strip().rpartition(":")
+            notebook = study_time_rule.load(notebook_name) if notebook_name else self.study
+            minutes = notebook.core_minutes if which == "core" else notebook.full_minutes
+            return study_time_rule.format_minutes(minutes)
+        if name == "core-path":
+            notebook = study_time_rule.load(content.strip()) if content.strip() else self.study
+            parts = []
+            for label in notebook.core_path:
+                kind = notebook.kinds.get(label)
+                if kind == "intro":
+                    parts.append(self.reference_text("ref", label, "the introduction"))
+                else:
+                    parts.append(self.reference_text("numref" if kind == "exercise" else "ref", label))
+            return "".join((" and " if k == len(parts) - 1 else "; ") * bool(k) + p
+                           for k, p in enumerate(parts))
+        if name == "study-time-constant":
+            return str(getattr(study_time_rule, content.strip()))
+        if named:
+            return named["text"]
+        return content
+
+    def reference_text(self, role: str, label: str, text: str | None = None) -> str:
+        if role == "doc":
+            doc = str((Path(self.doc).parent / label).resolve().relative_to(ROOT)) \
+                if not label.startswith("/") else label.lstrip("/")
+            title = text or doc
+            return title if doc == self.doc else f"[{title}]({site_url()}/{doc}.html)"
+        target = self.book.labels.get(label)
+        if target is None:
+            raise KeyError(f"{self.name}: no target for {{{role}}}`{label}`")
+        bare = (target.number or "").rpartition(" ")[2]
+        if text is not None:
+            shown = text.replace("{number}", bare).replace("%s", bare)
+        elif role == "numref" and target.number:
+            shown = target.number
+        else:
+            shown = target.title or target.number or label
+        shown = self.inline(shown)
+        if target.doc == self.doc:
+            return shown
+        return f"[{shown}]({site_url()}/{target.doc}.html#{label})"
+
+    def references(self) -> str | None:
+        if not self.cited:
+            return None
+        items = sorted(self.cited, key=lambda k: (self.bib.authors(k), self.bib.year(k)))
+        return "## References\n\n" + "\n".join(f"- {self.bib.reference(k)}" for k in items)
+
+
+# ------------------------------------------------------------------- notebooks
+def exercise_kind(body: str) -> tuple[str, str]:
+    """The kind an exercise opens with, e.g. *(Code)* or *(Pen and paper; 10 min)*, and the rest."""
+    match = KIND.match(body)
+    if not match:
+        return "", body
+    return match["kind"], body[match.end():]
+
+
+class CellIds:
+    """Stable ids: a kept cell keeps its reference's id; the k-th cell made from it is id-k."""
+
+    def __init__(self):
+        self.made: dict[str, int] = {}
+
+    def __call__(self, base: str) -> str:
+        k = self.made.get(base, 0)
+        self.made[base] = k + 1
+        return base if k == 0 else f"{base}-{k}"[:64]
+
+
+def clean_outputs(outputs: list) -> list:
+    """Drop glue's records (no renderer in Jupyter shows them) and, where a Vega-Lite chart
+    is there, the HTML fallback that JupyterLab would prefer to it."""
+    kept = []
+    for output in outputs:
+        if output.get("metadata", {}).get("scrapbook"):
+            continue
+        output = copy.deepcopy(output)
+        data = output.get("data")
+        if data and VEGALITE in data:
+            data.pop("text/html", None)
+        kept.append(output)
+    return kept
+
+
+def collapse(cell, source=True, outputs=True) -> None:
+    jupyter = cell.metadata.setdefault("jupyter", {})
+    if source:
+        jupyter["source_hidden"] = True
+    if outputs and cell.get("outputs"):
+        jupyter["outputs_hidden"] = True
+
+
+def convert(name: str, edition: str, book: Book, bibliography: Bibliography):
+    """The `edition` ("reader" or "student") notebook of notebooks/<name>.ipynb."""
+    chapter = Chapter(name, book, bibliography)
+    student = edition == "student"
+    cells, cell_id = [], CellIds()
+    state = {"gated": None, "opened": False, "exercise": None}
+
+    def markdown(text, base):
+        cell = nbformat.v4.new_markdown_cell(text)
+        cell.id = cell_id(base)
+        cells.append(cell)
+
+    def solution_details(label, body, continued=False):
+        number = book.labels[label].number if label in book.labels else label
+        summary = f"Solution to {number}" + (" (continued)" if continued else "")
+        return f"<details>\n<summary>{summary}</summary>\n\n{body.strip()}\n\n</details>"
+
+    for cell in chapter.reference.cells:
+        base = cell.get("id") or f"{name}-{len(cells)}"
+        if cell.cell_type == "code":
+            tags = cell.metadata.get("tags", [])
+            if TEST_CONFIG.match(cell.source):
+                continue
+            if "remove-cell" in tags:
+                if "google.colab" not in cell.source:
+                    continue        # glue and asserts only (the chapters' rule)
+            if state["gated"] and student:
+                continue
+            new = copy.deepcopy(cell)
+            new.id = cell_id(base)
+            new.outputs = clean_outputs(cell.outputs)
+            if "remove-cell" in tags:      # the Colab install cell: kept, collapsed
+                others = [t for t in tags if t != "remove-cell"]
+                new.metadata.pop("tags")
+                if others:
+                    new.metadata["tags"] = others
+                collapse(new)
+            if state["gated"]:
+                collapse(new)
+            if "hide-cell" in tags:
+                collapse(new)
+            if "hide-input" in tags:
+                collapse(new, outputs=False)
+            if "hide-output" in tags:
+                collapse(new, source=False)
+            cells.append(new)
+            figure = cell.metadata.get("mystnb", {}).get("figure")
+            if figure:
+                number = book.labels.get(figure.get("name"), Target("")).number
+                lines = [f"**{number}.** {chapter.inline(figure.get('caption', ''))}".strip()]
+                alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt")
+                if alt:
+                    lines.append(f"*Figure description:* {alt}")
+                if not (state["gated"] and student):
+                    markdown("\n\n".join(lines), base)
+            continue
+        if cell.cell_type != "markdown":
+            continue
+        pieces = []
+
+        def emit():
+            if pieces and any(p.strip() for p in pieces):
+                markdown("\n\n".join(pieces), base)
+            pieces.clear()
+
+        for seg in chapter.segments(cell.source):
+            if isinstance(seg, str):
+                if state["gated"]:
+                    if not student:
+                        pieces.append(solution_details(state["gated"], seg, state["opened"]))
+                        state["opened"] = True
+                else:
+                    pieces.append(seg)
+                continue
+            if seg.name == "exercise":
+                label = seg.options.get("label", "")
+                number = book.labels[label].number if label in book.labels else "Exercise"
+                kind, rest = exercise_kind(seg.body)
+                heading = f"**{number}**" + (f" ({chapter.inline(kind)})" if kind else "") \
+                    + (f" {chapter.inline(seg.arg)}" if seg.arg else "")
+                pieces.append(f"{heading}\n\n{chapter.text(rest)}")
+                state["exercise"] = label
+                if student:
+                    emit()
+                    kind_name = kind.split(";")[0].strip()
+                    if kind_name != "Code":
+                        markdown(f"**Your answer to {number}:** *(double-click this cell to "
+                                 f"write it)*", base)
+                        cells[-1].metadata["tags"] = ["answer"]
+                    if kind_name in CODE_KINDS:
+                        answer = nbformat.v4.new_code_cell(f"# Your answer to {number}\n")
+                        answer.id = cell_id(base)
+                        answer.metadata["tags"] = ["answer"]
+                        cells.append(answer)
+            elif seg.name == "solution":
+                if not student:
+                    label = seg.arg or state["exercise"]
+                    pieces.append(solution_details(label, chapter.text(seg.body)))
+            elif seg.name == "solution-start":
+                state.update(gated=seg.arg or state["exercise"], opened=False)
+                if not student:
+                    emit()
+            elif seg.name == "solution-end":
+                if not student and not state["opened"]:
+                    pieces.append(solution_details(state["gated"], "The code cells above, "
+                                                   "collapsed, are the solution."))
+                state.update(gated=None, opened=False)
+            else:
+                pieces.append(chapter.quote(seg))
+        emit()
+    if state["gated"]:
+        raise ValueError(f"{name}: a solution-start without its solution-end")
+    references = chapter.references()
+    if references:
+        markdown(references, f"{name}-references")
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata = {"kernelspec": dict(KERNELSPEC),
+                   "language_info": copy.deepcopy(chapter.reference.metadata.get("language_info", {}))}
+    nb.nbformat_minor = chapter.reference.nbformat_minor
+    return nb
+
+
+def rendered(book=None, bibliography=None) -> dict[Path, str]:
+    """Every generated file: path -> text."""
+    book = book or Book.read()
+    bibliography = bibliography or Bibliography()
+    files = {}
+    for reference in sorted(NOTEBOOKS.glob("*.ipynb")):
+        name = reference.stem
+        reader = convert(name, "reader", book, bibliography)
+        student = convert(name, "student", book, bibliography)
+        files[READER / f"{name}.ipynb"] = nbformat.writes(reader) + "\n"
+        files[STUDENT / f"{name}.ipynb"] = nbformat.writes(student) + "\n"
+        files[STUDENT / f"{name}.md"] = jupytext.writes(student, fmt="md:myst")
+    return files
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="only report stale files")
+    args = parser.parse_args(argv)
+    files = rendered()
+    stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
+    extra = [p for folder in (READER, STUDENT) for p in folder.glob("*.*")
+             if p.suffix in (".ipynb", ".md") and p not in files]
+    if args.check:
+        if stale or extra:
+            print("stale Jupyter notebooks (run `make jupyter-notebooks`):",
+                  *(p.relative_to(ROOT) for p in stale + extra), sep="\n  ")
+            return 1
+        return 0
+    for folder in (READER, STUDENT):
+        folder.mkdir(exist_ok=True)
+    for path in stale:
+        path.write_text(files[path])
+        print("wrote", path.relative_to(ROOT))
+    for path in extra:
+        path.unlink()
+        print("removed", path.relative_to(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

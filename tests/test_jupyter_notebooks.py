@@ -1,0 +1,214 @@
+"""The notebooks a person opens in Jupyter (scripts/jupyter_notebooks.py): notebooks/reader/
+(the full edition: Binder, Colab, the site's download) and notebooks/student/ (no solutions,
+an answer cell after each exercise). They are generated and committed: up to date, no raw
+MyST, no removed or test configuration cell, every reader solution folded, no solution in a
+student notebook, and a student notebook needs nothing a solution defined.
+
+What the notebooks must contain is read from the MyST sources by tests/edition_text.py,
+independently of the converter, so a bug there cannot hide itself.
+"""
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from tests.edition_text import SOURCES, exercises, needles, solutions, squash
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import jupyter_notebooks as jn  # noqa: E402  (scripts/ is not a package)
+
+REFERENCES = sorted((ROOT / "notebooks").glob("*.ipynb"))
+EDITIONS = ("reader", "student")
+# Raw MyST in a Markdown cell: a role, a directive fence (backticks or colons), a (label)= line.
+RAW_MYST = re.compile(r"\{[\w:.-]+\}`|^\s*(?:`{3,}|:{3,})\s*\{[\w:-]+\}|^\s*\([\w-]+\)=\s*$", re.M)
+DETAILS = re.compile(r"<details>.*?</details>", re.S)
+
+
+def raw_myst(nb) -> list[str]:
+    return [m[0] for c in nb.cells if c.cell_type == "markdown" for m in RAW_MYST.finditer(c.source)]
+
+
+def removed_cells(nb) -> list[str]:
+    return [c.source[:60] for c in nb.cells if "remove-cell" in c.metadata.get("tags", [])
+            or jn.TEST_CONFIG.match(c.source)]
+
+
+def notebook(edition: str, md: Path):
+    return nbformat.read(ROOT / "notebooks" / edition / f"{md.stem}.ipynb", as_version=4)
+
+
+def chapter_number(md: Path) -> int:
+    return int(md.name[:2])
+
+
+# ---------------------------------------------------------------- generated, up to date
+@pytest.fixture(scope="module")
+def rendered():
+    return jn.rendered()
+
+
+def test_generated_notebooks_are_up_to_date(rendered):
+    stale = [str(p.relative_to(ROOT)) for p, text in rendered.items()
+             if not p.exists() or p.read_text() != text]
+    assert not stale, f"stale: {stale}; run `make jupyter-notebooks`"
+
+
+def test_no_generated_notebook_without_a_reference(rendered):
+    extra = [p.name for folder in (jn.READER, jn.STUDENT) for p in folder.glob("*")
+             if p.suffix in (".ipynb", ".md") and p not in rendered]
+    assert not extra, f"{extra}: run `make jupyter-notebooks`"
+
+
+def test_every_source_has_solutions_to_hide():
+    assert all(solutions(md) for md in SOURCES)
+    assert all(needles(md) for md in SOURCES), "no distinctive solution text to look for"
+
+
+# ------------------------------------------------------------------ both editions
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_no_raw_myst_and_no_removed_cell(edition, md):
+    nb = notebook(edition, md)
+    assert not raw_myst(nb), f"{edition} {md.stem}: raw MyST {raw_myst(nb)[:5]}"
+    assert not removed_cells(nb), f"{edition} {md.stem}: removed cells {removed_cells(nb)}"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_opens_unmodified_and_draws_explorers(edition, md):
+    nb = notebook(edition, md)
+    assert nb.metadata.kernelspec == jn.KERNELSPEC   # as JupyterLab writes it
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("metadata", {}).get("scrapbook")], "glue records"
+    charts = [o for o in outputs if jn.VEGALITE in o.get("data", {})]
+    assert all("text/html" not in o["data"] for o in charts), "JupyterLab prefers the HTML"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_every_exercise_and_figure_is_numbered(edition, md):
+    nb = notebook(edition, md)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for k, _ in enumerate(exercises(md), 1):
+        assert f"**Exercise {chapter_number(md)}.{k}**" in text
+    figures = md.read_text().count("\n    name: fig-")
+    for k in range(1, figures + 1):
+        assert f"**Fig. {chapter_number(md)}.{k}.**" in text
+
+
+# ------------------------------------------------------------------- reader
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_reader_solutions_are_folded(md):
+    nb = notebook("reader", md)
+    shown = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            shown.append(DETAILS.sub(" ", cell.source))
+        elif not cell.metadata.get("jupyter", {}).get("source_hidden"):
+            shown.append(cell.source)
+    flat = squash("\n".join(shown))
+    leaked = [n for n in needles(md) if squash(n) in flat]
+    assert not leaked, f"reader {md.stem} shows solution text unfolded: {leaked[:3]}"
+    text = "\n".join(c.source for c in nb.cells)
+    for k, _ in enumerate(exercises(md), 1):
+        assert f"<summary>Solution to Exercise {chapter_number(md)}.{k}</summary>" in text
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_reader_keeps_the_solutions(md):
+    text = squash("\n".join(c.source for c in notebook("reader", md).cells))
+    missing = [n for n in needles(md) if squash(n) not in text]
+    assert not missing, f"reader {md.stem} lost solution text: {missing[:3]}"
+
+
+# ------------------------------------------------------------------- student
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_student_has_no_solution_and_an_answer_cell_after_each_exercise(md):
+    nb = notebook("student", md)
+    flat = squash("\n".join(c.source for c in nb.cells))
+    leaked = [n for n in needles(md) if squash(n) in flat]
+    assert not leaked, f"student {md.stem} shows solution text: {leaked[:3]}"
+    assert "Solution to" not in flat
+    for k, _ in enumerate(exercises(md), 1):
+        number = f"Exercise {chapter_number(md)}.{k}"
+        at = next(i for i, c in enumerate(nb.cells) if f"**{number}**" in c.source)
+        after = nb.cells[at + 1]
+        assert "answer" in after.metadata.get("tags", []) and number in after.source, (
+            f"student {md.stem}: no answer cell after {number}")
+
+
+def assigned_and_used(source: str) -> tuple[set, set]:
+    code = "\n".join(line[:len(line) - len(line.lstrip())] + "pass"
+                     if line.lstrip().startswith(("%", "!")) else line
+                     for line in source.splitlines())
+    stored, loaded = set(), set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Name):
+            (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            stored.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            stored |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return stored, loaded
+
+
+@pytest.mark.parametrize("reference", REFERENCES, ids=lambda p: p.stem)
+def test_student_notebook_needs_nothing_a_dropped_cell_defined(reference):
+    # A student runs the notebook top to bottom without the solutions and the removed cells:
+    # no kept cell may use a name that only a dropped cell defined.
+    kept_ids = {c.id for c in nbformat.read(jn.STUDENT / reference.name, as_version=4).cells}
+    defined, only_dropped = set(dir(__builtins__)), set()
+    for cell in nbformat.read(reference, as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        stored, loaded = assigned_and_used(cell.source)
+        if cell.id in kept_ids:
+            missing = (loaded & only_dropped) - defined
+            assert not missing, f"{reference.name}: a cell uses {missing}, defined only in a dropped cell"
+            defined |= stored
+        else:
+            only_dropped |= stored - defined
+
+
+# ------------------------------------------------------------ the converter itself
+@pytest.fixture(scope="module")
+def chapter():
+    return jn.Chapter("03_masking", jn.Book.read(), jn.Bibliography())
+
+
+def test_roles_in_code_and_math_are_left_alone(chapter):
+    text = "Write `{ref}`x`` in code, $a_{ij}$ in math, and {math}`b_{ij}` as a role."
+    assert chapter.text(text) == "Write `{ref}`x`` in code, $a_{ij}$ in math, and $b_{ij}$ as a role."
+
+
+def test_a_role_that_wraps_in_a_list_item_is_replaced(chapter):
+    text = "- see {numref}`Exercise {number} of the\n  masking notebook <masking-ex-padding>`"
+    assert chapter.text(text) == "- see Exercise 3.1 of the masking notebook"
+
+
+def test_glued_values_are_printed_as_the_page_prints_them(chapter):
+    key = next(iter(chapter.glued))
+    assert chapter.role("glue:text", key) == jn.format_plain_text(chapter.glued[key], "")
+    chapter.glued["pi_test"] = "3.14159"
+    assert chapter.role("glue:text", "pi_test:.2f") == "3.14"
+
+
+def test_references_to_another_page_link_to_the_site(chapter):
+    linked = chapter.text("{ref}`ch-notation`")
+    assert linked.startswith("[") and f"]({jn.site_url()}/chapters/notation.html#ch-notation)" in linked
+    assert chapter.text("{numref}`fig-masking-causal`") == "Fig. 3.1"
+
+
+def test_citations_read_as_author_year_with_a_reference_list(chapter):
+    assert chapter.text("as {cite:t}`vaswani2017` showed") == "as Vaswani et al. (2017) showed"
+    assert chapter.text("{cite:p}`vaswani2017`") == "(Vaswani et al., 2017)"
+    assert "Attention Is All You Need" in chapter.references()
+
+
+def test_labels_and_comments_are_dropped_and_admonitions_quoted(chapter):
+    text = "(a-label)=\n% a comment\n:::{admonition} Note\nBody $x$.\n:::"
+    assert chapter.text(text) == "> **Note**\n>\n> Body $x$."
