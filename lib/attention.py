@@ -25,7 +25,9 @@ References
 .. [1] A. Vaswani et al., "Attention is all you need", NeurIPS 2017, Eq. (1).
        https://arxiv.org/abs/1706.03762
 .. [2] PyTorch documentation, ``torch.nn.functional.scaled_dot_product_attention``
-       (its "reference implementation" in Python is the model for the plain path).
+       (its "reference implementation" in Python is the model for the plain path; that
+       one gives NaN for a query that may attend to no key, where PyTorch itself, since
+       2.5, and this kernel give zeros: see ``softmax``).
        https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
 .. [3] M. Milakov and N. Gimelshein, "Online normalizer calculation for softmax", 2018.
        https://arxiv.org/abs/1805.02867
@@ -37,7 +39,7 @@ import numbers
 
 import numpy as np
 
-from lib.fast_attention import FAST_PATH_MIN_SCORES, fast_attention
+from lib.fast_attention import FAST_PATH_MIN_SCORES, _plan, fast_attention
 
 __all__ = ["softmax", "causal_mask", "padding_mask", "scaled_dot_product_attention",
            "multi_head_attention", "memory_efficient_attention"]
@@ -116,9 +118,12 @@ def softmax(x, axis=-1, where=None):
 
     A slice whose maximum is -inf (all -inf, all masked, or empty) would give
     ``-inf - (-inf) = nan``; there the shift is taken as 0 instead, every term is
-    ``exp(-inf) = 0``, and the slice is returned as zeros. This matches
-    PyTorch >= 2.5, whose ``scaled_dot_product_attention`` returns zeros for a
-    query that may attend to no key. A slice holding +inf or NaN among its
+    ``exp(-inf) = 0``, and the slice is returned as zeros. This matches PyTorch >= 2.5,
+    whose ``scaled_dot_product_attention`` returns zeros for a query that may attend
+    to no key since its private ``_safe_softmax`` was added and called from SDPA
+    (pull requests #131060 and #133882) [3]_. The Python
+    "reference implementation" on PyTorch's SDPA documentation page uses a plain
+    ``torch.softmax`` and gives NaN for such a row. A slice holding +inf or NaN among its
     entries taking part returns NaN (as NumPy, SciPy and PyTorch do): the kernel
     does not hide bad input.
 
@@ -127,6 +132,9 @@ def softmax(x, axis=-1, where=None):
     .. [1] SciPy, ``scipy.special.softmax`` and ``scipy.special.logsumexp``.
     .. [2] J. S. Bridle, "Probabilistic interpretation of feedforward classification
            network outputs", 1990 (the name softmax).
+    .. [3] PyTorch pull request #131060, "Add a private _safe_softmax", and #133882,
+           "Update fused kernels and call _safe_softmax from SDPA" (PyTorch 2.5).
+           https://github.com/pytorch/pytorch/pull/131060
 
     Examples
     --------
@@ -323,8 +331,8 @@ def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
                 f"attention weights' shape (..., L, S) = {target} (query {query.shape}, "
                 f"key {key.shape})"
             )
-        if attn_mask.dtype.kind == "f":
-            attn_mask = attn_mask.astype(dtype, copy=False)
+        # A float mask of another dtype is cast where it is used (block by block in the
+        # fast and memory-efficient paths), never here: a cast copies the whole L x S mask.
 
     if scale is None:
         if E == 0:
@@ -334,7 +342,16 @@ def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
         raise TypeError(f"scale must be a real number, got {scale!r}")
     elif not np.isfinite(scale):
         raise ValueError(f"scale must be finite, got {scale!r}")
-    scale = dtype.type(scale)  # a float64 scalar would upcast float32 work under NumPy 2
+    # Validated in the dtype it is used in: 1e39 is inf in float32, 1e-46 is 0.
+    with np.errstate(over="ignore", under="ignore"):
+        cast = dtype.type(scale)  # a float64 scalar would upcast float32 work under NumPy 2
+    if not np.isfinite(cast) or (cast == 0 and scale != 0):
+        raise ValueError(
+            f"scale = {scale!r} is {cast} in {dtype}, the dtype the inputs are computed in "
+            f"(query {query.dtype}, key {key.dtype}, value {value.dtype}); give a scale "
+            f"that is finite and nonzero in {dtype}"
+        )
+    scale = cast
 
     return (query.astype(dtype, copy=False), key.astype(dtype, copy=False),
             value.astype(dtype, copy=False), attn_mask, scale, out_dtype)
@@ -357,8 +374,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
         One value row of Ev features per key.
         The leading axes ``...`` of query, key and value broadcast against each other.
     attn_mask : array_like, optional, shape broadcastable to (..., L, S)
-        Boolean: True = query ``i`` may attend to key ``j`` (PyTorch's convention).
-        Floating: added to the scaled scores (use ``-np.inf`` to forbid a pair).
+        Boolean: True = query ``i`` may attend to key ``j`` (PyTorch's convention); it
+        acts as the additive mask 0 (True) / ``-inf`` (False).
+        Floating, of any float dtype: added to the scaled scores (use ``-np.inf`` to
+        forbid a pair); it is cast to the compute dtype where it is added.
     is_causal : bool, default False
         If True, query ``i`` attends keys ``j <= i`` only (``causal_mask(L, S)``,
         top-left aligned as in PyTorch). Cannot be combined with ``attn_mask``.
@@ -370,12 +389,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     Returns
     -------
     output : ndarray, shape (..., L, Ev)
-        Row ``i`` is ``sum_j weights[i, j] * value[j]``, a convex combination of
-        the value rows.
+        Row ``i`` is ``sum_j weights[i, j] * value[j]``: a convex combination of the
+        value rows, except for a query that may attend to no key (fully masked row, or
+        S = 0), whose weights and output row are zeros.
     weights : ndarray, shape (..., L, S)
         Only if ``return_weights``. Nonnegative; each row sums to 1, except the row
         of a query with no key to attend to, which is all zeros (and so is its output
-        row), as in PyTorch >= 2.5.
+        row), as PyTorch >= 2.5 returns (its ``_safe_softmax``; see :func:`softmax`).
 
     Dtypes: float32 in gives float32 out, float64 gives float64; float16 is computed
     in float32 and returned as float16; integer input is treated as float64; mixed
@@ -387,8 +407,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
         If an input has fewer than 2 axes; query and key differ in E; key and value
         differ in S; the leading axes do not broadcast; ``attn_mask`` does not
         broadcast to (..., L, S); both ``attn_mask`` and ``is_causal`` are given;
-        ``scale`` is not finite; or E = 0 with no ``scale``. The message names the
-        shapes involved.
+        ``scale`` is not finite, or is infinite or 0 once cast to the compute dtype
+        (``1e39`` or ``1e-46`` for float32 inputs; an explicit 0 is allowed); or E = 0
+        with no ``scale``. The message names the shapes or dtypes involved.
     TypeError
         If an input is complex, boolean, string or object; ``attn_mask`` is neither
         boolean nor floating; or ``scale`` is not a real number.
@@ -399,11 +420,41 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     then a second matrix product, exactly as the formula reads. Called without
     ``return_weights`` on at least ``FAST_PATH_MIN_SCORES`` scores, it
     returns :func:`lib.fast_attention.fast_attention` instead, the same function
-    computed on blocks of queries in parallel (equal to rounding). Dividing by
-    :math:`\sqrt{E}` keeps the variance of a score near 1 when the entries of
-    query and key are independent with unit variance (the variance of a sum of
-    E unit-variance products is E), so the softmax does not saturate [1]_.
-    The softmax is the stable one of :func:`softmax` (see its Notes).
+    computed on blocks of queries in parallel (equal to rounding, below). Dividing by
+    :math:`\sqrt{E}` keeps the variance of a score near 1 when the entries of query
+    and key are independent with **mean 0** and variance 1: each product
+    :math:`q_e k_e` then has variance 1, and their sum over E features variance E
+    [1]_. The zero mean matters: with entries of mean 1 and variance 1 a product has
+    variance :math:`E[q^2]E[k^2] - 1 = 3`, so a scaled score has variance about 3 (and
+    mean :math:`\sqrt{E}`). The softmax is the stable one of :func:`softmax` (see its
+    Notes).
+
+    *Non-finite input: one rule.* The kernel hides no NaN or infinity: it returns
+    what the formula gives in IEEE arithmetic, with a boolean mask (and
+    ``is_causal``) acting as the additive mask 0 / -inf, and a row whose scores are
+    all -inf giving zero weights. So a NaN or +inf score makes its row of weights NaN
+    even where the mask forbids the pair (NaN + (-inf) is NaN), and a NaN or infinite
+    ``value[j, c]`` makes column c of every output row non-finite, including rows
+    whose weight for key j is 0 and fully masked rows (0 * NaN is NaN). Hence a NaN in
+    query row i spoils output row i; in key row j, every row; in ``value[j, c]``,
+    column c of every row. PyTorch's ``scaled_dot_product_attention`` does the same
+    (checked with 2.13 on CPU, ``tests/test_edge_cases.py``).
+
+    *The three paths agree.* The fast path and :func:`memory_efficient_attention`
+    follow the same rule (they skip keys that cannot change the result, the causal
+    future, only when no score and no value is NaN or infinite), and for finite input
+    they give the plain path's result to rounding: for every output entry,
+
+    .. math:: |o'_{ic} - o_{ic}| \le 4\,(E\,(b + 1) + S + 4)\,\varepsilon
+              \sum_j w_{ij} |v_{jc}| \;+\; 4 S\,(16 S + \max_j |v_{jc}|)\,\tau,
+
+    with :math:`b = |\text{scale}| \max_i \lVert q_i \rVert \max_j \lVert k_j \rVert`,
+    :math:`\varepsilon` the dtype's machine epsilon and :math:`\tau` its smallest
+    subnormal number (the second term matters only for subnormal weights or
+    results). Where the plain result is not finite, theirs is not finite in the same
+    entries (unless a score or sum lands within rounding of the largest float, where
+    the order of a sum decides). ``tests/test_edge_cases.py`` checks this bound with hypothesis over
+    extreme magnitudes.
 
     References
     ----------
@@ -436,14 +487,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     # The plain path: the formula, one line per step.
     if is_causal:
         attn_mask = causal_mask(L, S)  # (L, S)
-    scores = query @ np.swapaxes(key, -1, -2) * scale  # (..., L, S)
-    if attn_mask is None:
-        weights = softmax(scores, axis=-1)  # (..., L, S)
-    elif attn_mask.dtype == np.bool_:
-        scores = np.broadcast_to(scores, np.broadcast_shapes(scores.shape, attn_mask.shape))
-        weights = softmax(scores, axis=-1, where=attn_mask)  # (..., L, S); masked -> 0
-    else:
-        weights = softmax(scores + attn_mask, axis=-1)  # (..., L, S); -inf -> 0
+    if attn_mask is not None and attn_mask.dtype == np.bool_:
+        zero, minus_inf = query.dtype.type(0), query.dtype.type(-np.inf)  # not float64
+        attn_mask = np.where(attn_mask, zero, minus_inf)  # (..., L, S): the additive mask 0 / -inf
+    scores = (query * scale) @ np.swapaxes(key, -1, -2)  # (..., L, S); scaled as the fast path does
+    if attn_mask is not None:
+        with np.errstate(invalid="ignore"):  # +inf + -inf = NaN: bad input stays visible
+            scores = scores + attn_mask.astype(scores.dtype, copy=False)  # (..., L, S)
+    weights = softmax(scores, axis=-1)  # (..., L, S); -inf -> 0, a row of -inf -> zeros
     output = weights @ value  # (..., L, Ev)
 
     output = output.astype(out_dtype, copy=False)
@@ -467,6 +518,41 @@ def _check_bias(name, b, size, dtype):
     if b.shape != (size,):
         raise ValueError(f"{name} must have shape ({size},), got shape {b.shape}")
     return b.astype(dtype, copy=False)
+
+
+def _per_head_mask(attn_mask, batch, H, L, S, query, key):
+    """The mask of :func:`multi_head_attention` as (..., H or 1, L, S), checked against
+    the caller's own shapes (not the projected, per-head ones the kernel sees)."""
+    mask = np.asarray(attn_mask)
+    if mask.dtype.kind not in "bf":
+        raise TypeError(
+            f"attn_mask must be boolean (True = may attend) or floating (added to the "
+            f"scores), got dtype {mask.dtype} with shape {mask.shape}"
+        )
+    N = batch[0] if len(batch) == 1 else None
+    if mask.ndim == len(batch) + 3:
+        per_head = mask  # (..., H, L, S): one mask per head
+    elif N is not None and mask.ndim == 3 and H > 1 and mask.shape[0] == N * H:
+        per_head = mask.reshape((N, H) + mask.shape[1:])  # PyTorch's (N * H, L, S)
+    elif mask.ndim >= 2:
+        per_head = mask[..., None, :, :]  # (..., 1, L, S): the same for every head
+    else:
+        per_head = mask  # (S,) or (): broadcasts as it is
+    target = batch + (H, L, S)
+    try:
+        fits = np.broadcast_shapes(per_head.shape, target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        shared = batch + (L, S)
+        torch_shape = f", or PyTorch's (N * H, L, S) = {(N * H, L, S)}" if N is not None else ""
+        raise ValueError(
+            f"attn_mask with shape {mask.shape} fits neither the mask shared by all heads, "
+            f"broadcastable to (..., L, S) = {shared}, nor a per-head mask, broadcastable "
+            f"to (..., H, L, S) = {target}{torch_shape} (query {query.shape}, key "
+            f"{key.shape}, num_heads = {H})"
+        )
+    return per_head
 
 
 def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_q=None,
@@ -499,9 +585,21 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
         Output projection applied to the concatenated heads.
     b_q, b_k, b_v, b_o : array_like, optional, shapes (E,), (E,), (Ev,), (Do,)
         Biases added after each projection (zero when omitted).
-    attn_mask : array_like, optional, broadcastable to (..., L, S)
+    attn_mask : array_like, optional
         As in :func:`scaled_dot_product_attention` (boolean True = may attend, or
-        floating and added to the scores); the same mask for every head.
+        floating and added to the scores), in one of three forms:
+
+        - broadcastable to (..., L, S), with at most as many axes as ``query``: the
+          same mask for every head (e.g. (L, S), or (N, L, S) per batch element);
+        - broadcastable to (..., H, L, S), one axis more than ``query``: one mask per
+          head (e.g. (H, L, S) for a query (L, Dq), or (N, H, L, S) for (N, L, Dq));
+        - PyTorch's (N * H, L, S) for a query (N, L, Dq) and H > 1: head ``h`` of batch
+          element ``n`` uses ``attn_mask[n * H + h]``, as in
+          ``torch.nn.MultiheadAttention``.
+
+        So an (H, L, S) mask is per head for an unbatched query, and per batch element
+        when the query has a batch axis N = H: give a batched per-head mask as
+        (N, H, L, S) or (N * H, L, S).
     is_causal : bool, default False
     scale : float, optional
         Defaults to ``1 / sqrt(E / H)``, the head size, as in PyTorch.
@@ -518,8 +616,10 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
     ------
     ValueError
         If ``num_heads`` is not a positive integer dividing E and Ev, a projection's
-        shape does not fit its input, a bias has the wrong shape, or the attention
-        inputs are inconsistent (see :func:`scaled_dot_product_attention`).
+        shape does not fit its input, a bias has the wrong shape, key and value differ
+        in S, the leading axes do not broadcast, ``attn_mask`` fits none of the forms
+        above, or ``scale`` is invalid (see :func:`scaled_dot_product_attention`). The
+        message names the shapes the caller passed.
     TypeError
         For complex, boolean, string or object inputs.
 
@@ -570,10 +670,21 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
     b_q, b_k = _check_bias("b_q", b_q, E, dtype), _check_bias("b_k", b_k, E, dtype)
     b_v, b_o = _check_bias("b_v", b_v, Ev, dtype), _check_bias("b_o", b_o, w_o.shape[1], dtype)
     H, d, dv = num_heads, E // num_heads, Ev // num_heads
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"key (..., S, Dk) and value (..., S, Dv) must share S: got key shape "
+            f"{key.shape} and value shape {value.shape}"
+        )
+    try:
+        batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"leading (batch) axes do not broadcast: query {query.shape}, key {key.shape}, "
+            f"value {value.shape}"
+        ) from None
     if attn_mask is not None:
-        attn_mask = np.asarray(attn_mask)
-        if attn_mask.ndim >= 2:
-            attn_mask = attn_mask[..., None, :, :]  # (..., 1, L, S): the same for every head
+        attn_mask = _per_head_mask(attn_mask, batch, H, query.shape[-2], key.shape[-2],
+                                   query, key)  # (..., H or 1, L, S)
     if scale is None:
         scale = 1.0 / np.sqrt(d) if d > 0 else None
 
@@ -601,11 +712,12 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
 MEMORY_EFFICIENT_MIN_QUERY_ROWS = 256  # queries per block at least: fewer Python-level steps
 
 
-def _mask_block(attn_mask, is_causal, rows, cols):
+def _mask_block(attn_mask, is_causal, rows, cols, skip=True):
     """The mask of one (query block, key block) tile: None (all visible), a boolean or a
-    floating array broadcastable to (..., len(rows), len(cols)), or False (all masked)."""
+    floating array broadcastable to (..., len(rows), len(cols)), or False (all masked, and
+    ``skip``: a tile that cannot change the result, as no score or value is NaN or inf)."""
     if is_causal:
-        if cols.start > rows.stop - 1:
+        if cols.start > rows.stop - 1 and skip:
             return False  # the whole tile lies above the diagonal
         if cols.stop - 1 <= rows.start:
             return None  # the whole tile lies on or below the diagonal
@@ -714,6 +826,11 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     if attn_mask is not None:
         attn_mask = np.broadcast_to(attn_mask, batch + (L, S))  # a view, no copy
     q_block = max(block_size, MEMORY_EFFICIENT_MIN_QUERY_ROWS)
+    # Skip future tiles only if no NaN or inf can be in them; a power of 2 (exact) scales
+    # value down when S * max|value| could overflow the accumulator (see fast_attention).
+    plan = _plan(query, key, value, attn_mask, scale, allow_no_shift=False)
+    if plan.value_scale != 1:
+        value = value * plan.value_scale  # (..., S, Ev), a copy only for such huge values
 
     output = np.empty(batch + (L, Ev), dtype=query.dtype)  # (..., L, Ev)
     lse = np.empty(batch + (L,), dtype=query.dtype) if return_lse else None  # (..., L)
@@ -726,14 +843,15 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
         acc = np.zeros(batch + (lq, Ev), dtype=query.dtype)  # running unnormalised output
         for j0 in range(0, S, block_size):
             cols = slice(j0, min(j0 + block_size, S))
-            mask = _mask_block(attn_mask, is_causal, rows, cols)
+            mask = _mask_block(attn_mask, is_causal, rows, cols, skip=not plan.careful)
             if mask is False:
                 continue  # nothing here may be attended to
             s = q @ np.swapaxes(key[..., cols, :], -1, -2)  # (..., lq, bk), a new array
             if mask is not None and mask.dtype == np.bool_:
-                np.copyto(s, -np.inf, where=~mask)  # in place, as every step below
+                with np.errstate(invalid="ignore"):  # as the additive mask: NaN stays NaN
+                    np.add(s, -np.inf, out=s, where=~mask)  # in place, as every step below
             elif mask is not None:
-                s += mask
+                s += mask  # a float mask of another dtype is cast tile by tile
             m_new = np.maximum(m, s.max(axis=-1))  # (..., lq)
             shift = np.where(m_new == -np.inf, 0.0, m_new).astype(query.dtype)  # safe max
             # m <= shift and s <= shift, so both differences are <= 0 and can only overflow
@@ -750,9 +868,13 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
             del s, p  # free this tile before the next one is allocated
         output[..., rows, :] = np.divide(acc, ell[..., None], out=np.zeros_like(acc),
                                          where=ell[..., None] != 0)  # (..., lq, Ev)
+        if plan.careful:  # a query with no key: 0 * value, NaN where value is NaN or inf
+            np.copyto(output[..., rows, :], acc, where=ell[..., None] == 0)
         if return_lse:
             with np.errstate(divide="ignore"):
                 lse[..., rows] = m + np.log(ell)  # -inf where ell == 0
+    if plan.value_scale != 1:
+        output /= plan.value_scale  # undo the power of 2: exact
     output = output.astype(out_dtype, copy=False)
     if return_lse:
         return output, lse.astype(np.promote_types(out_dtype, np.float32), copy=False)

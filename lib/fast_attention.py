@@ -5,18 +5,23 @@ for the weights and the score matrix is large (at least ``FAST_PATH_MIN_SCORES``
 as PyTorch's ``scaled_dot_product_attention`` chooses among its math, flash and
 memory-efficient backends. :func:`fast_attention` computes the same function as the plain
 path of ``lib/attention.py``, ``softmax(query @ key.T * scale + mask) @ value``, with the
-same handling of masks and of queries that may attend to no key; it differs only by
-rounding, and ``tests/test_attention.py`` checks the two against each other. What makes
-it faster:
+same handling of masks, of queries that may attend to no key and of NaN and infinity
+(the rule in the Notes of ``scaled_dot_product_attention``); it differs only by rounding,
+within the bound stated there, and ``tests/test_attention.py`` and
+``tests/test_edge_cases.py`` check the two against each other. What makes it faster:
 
 - query blocks run on a pool of threads (NumPy releases the GIL inside BLAS and ufuncs),
   the calling thread being one of the workers, with one BLAS thread each;
 - every elementwise pass works in place on one block of scores;
 - the row sums come out of the second matrix product (a column of ones appended to V);
-- causal attention skips the keys after each block's last query;
-- the max-shift pass is skipped when the Cauchy-Schwarz inequality bounds every score of
-  a block by ``FAST_PATH_NO_SHIFT_BOUND`` (then ``exp`` can neither overflow nor leave
-  the normal range, and the shift changes no weight in exact arithmetic).
+- causal attention skips the keys after each block's last query, unless a score or a
+  value is NaN or infinite (then those keys' 0 * NaN reach every row, as in the formula);
+- the max-shift pass is skipped when the Cauchy-Schwarz inequality bounds every score
+  by ``FAST_PATH_NO_SHIFT_BOUND`` (then ``exp`` can neither overflow nor leave the
+  normal range, and the shift changes no weight in exact arithmetic);
+- where products of ``exp`` and values could overflow or underflow although the plain
+  path's (normalised weights times values) do not, ``value`` is multiplied by a power of
+  2 (exact), decided once per call from ``max |value|`` and the score bound (``_plan``).
 
 The limit of one BLAS thread is process-wide while a call runs (threadpoolctl): BLAS
 calls that other threads make meanwhile also get one thread. The pool is started on
@@ -31,13 +36,17 @@ References
 .. [1] PyTorch documentation, ``torch.nn.functional.scaled_dot_product_attention`` (the
        choice among backends that compute the same function).
        https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
-.. [2] T. Dao et al., "FlashAttention: fast and memory-efficient exact attention with
-       IO-awareness", NeurIPS 2022 (blocks of queries on parallel workers).
-       https://arxiv.org/abs/2205.14135
+.. [2] T. Dao, "FlashAttention-2: faster attention with better parallelism and work
+       partitioning", 2023 (ICLR 2024), Sec. 3.2: parallelism over the sequence length,
+       blocks of queries on parallel workers (FlashAttention, 2022, parallelised over
+       batch and heads only). https://arxiv.org/abs/2307.08691
 """
 
+import math
 import os
+import sys
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -88,6 +97,56 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_thread_pool)
 
 
+# ----------------------------------------------------------------- the plan of one call
+class _Plan(NamedTuple):
+    """What one call may skip, decided once from O((L + S) E + S Ev) work."""
+
+    careful: bool  # a score or value may be non-finite: skip no key, hide nothing
+    no_shift: bool  # every score is within FAST_PATH_NO_SHIFT_BOUND: exp needs no max shift
+    value_scale: object  # a power of 2, by which value (and the row sums) are multiplied
+
+
+def _plan(query, key, value, attn_mask, scale, allow_no_shift=True):
+    """Decide, for validated inputs, how the blocks of one call are computed.
+
+    - ``careful`` when a score could be NaN or infinite (a non-finite query or key, or a
+      score bound beyond the dtype's range) or a value is NaN or infinite: then no key is
+      skipped, so that every non-finite number reaches the rows the formula sends it to.
+    - ``no_shift`` when the Cauchy-Schwarz bound ``b = |scale| max|q_i| max|k_j|`` is at
+      most ``FAST_PATH_NO_SHIFT_BOUND`` and no float mask is added, so that every exp(z)
+      lies in [e**-b, e**b], and when the products below cannot overflow.
+    - ``value_scale``: exp(z) times a value can overflow (large values) or underflow
+      (small exp(z) and small values) where the plain path, which normalises the
+      weights first, does not. value and its column of ones are multiplied by a power
+      of 2 (exact) chosen so that every visible term of a row sum is at least 1 (then no
+      product is smaller than the plain path's weight times value) and the sum of a row
+      of products stays below a 1/8 of the largest float (then nothing overflows).
+    """
+    dtype = query.dtype
+    finfo = np.finfo(dtype)
+    limit = min(float(finfo.max), sys.float_info.max) / 8
+    with np.errstate(over="ignore", invalid="ignore"):  # inf or NaN here means "careful"
+        q_sq = float(np.einsum("...e,...e->...", query, query).max(initial=0.0))
+        k_sq = float(np.einsum("...e,...e->...", key, key).max(initial=0.0))
+        v_max = float(np.maximum(value.max(initial=0.0), -value.min(initial=0.0)))
+    q_norm = abs(float(scale)) * q_sq ** 0.5  # Python floats: inf, NaN raise nothing
+    bound = q_norm * k_sq ** 0.5  # >= |every score|; NaN or inf for non-finite q or k
+    S = key.shape[-2]
+    careful = not (q_norm <= limit and bound <= limit and math.isfinite(v_max))
+    float_mask = attn_mask is not None and attn_mask.dtype != np.bool_
+    v_big = max(v_max, 1.0)  # the row sums of exp (the column of ones) count too
+    if (allow_no_shift and not careful and not float_mask
+            and bound <= FAST_PATH_NO_SHIFT_BOUND[dtype.type]):
+        k_up = math.ceil(bound / math.log(2))  # 2**k_up >= e**b: each visible term >= 1
+        if S * v_big * math.exp(bound) * 2.0 ** k_up <= limit:  # every product <= e**2b
+            return _Plan(False, True, dtype.type(2.0 ** k_up))
+    # Shifted: every exp(z - m) <= 1 and the largest is 1, so a row sum is >= 1 already.
+    if not math.isfinite(v_max) or S * v_big <= limit:
+        return _Plan(careful, False, dtype.type(1.0))
+    k_down = math.ceil(math.log2(S) + math.log2(v_big) - math.log2(limit))
+    return _Plan(careful, False, dtype.type(2.0 ** -k_down))
+
+
 # -------------------------------------------------------------------------- the fast path
 def fast_attention(query, key, value, attn_mask, is_causal, scale):
     """Scaled dot-product attention without the weights, on blocks of queries in parallel.
@@ -104,8 +163,9 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
         Already validated, of one floating compute dtype (float32, float64 or
         longdouble; not float16), with leading axes that broadcast.
     attn_mask : ndarray or None, broadcastable to (..., L, S)
-        Boolean (True = may attend) or of the compute dtype (added to the scaled scores);
-        None when ``is_causal``.
+        Boolean (True = may attend; applied as the additive mask 0 / -inf) or floating
+        of any float dtype (added to the scaled scores, cast block by block); None when
+        ``is_causal``.
     is_causal : bool
         Query ``i`` attends keys ``j <= i`` only (top-left aligned).
     scale : float
@@ -129,8 +189,20 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
     column of that product is the row sum of the exponentials, by which the other
     columns are divided. The shift by the row maximum is the safe one of
     :func:`lib.attention.softmax` (0 for a row with nothing to attend to), and is
-    skipped when ``|scale| * max_i |q_i| * max_j |k_j|`` (Cauchy-Schwarz) is at most
-    ``FAST_PATH_NO_SHIFT_BOUND``.
+    skipped when ``b = |scale| * max_i |q_i| * max_j |k_j|`` (Cauchy-Schwarz, over the
+    whole call) is at most ``FAST_PATH_NO_SHIFT_BOUND`` and no float mask is given.
+
+    The plain path normalises the weights before multiplying by ``value``; this one
+    multiplies first and divides by the row sum last, so its products ``exp(z) * v``
+    could overflow (large ``v``) or underflow (``exp(z)`` near ``e**-b`` and small
+    ``v``) where the plain path's do not. ``_plan`` prevents both once per call, from
+    ``max |value|`` and ``b``: ``value`` and its column of ones are multiplied by a
+    power of 2, ``2**k >= e**b`` without the shift (every visible term of a row sum is
+    then at least 1), or ``2**-k`` when ``S * max|value|`` could overflow; without the
+    shift only if ``S * max(|value|, 1) * e**b * 2**k`` is below an eighth of the
+    largest float. Multiplying by a power of 2 is exact, so for ordinary inputs the
+    result is the same, bit for bit, as without it. The cost: one pass over ``query``,
+    ``key`` and ``value`` per call (``benchmarks/README.md``).
 
     Examples
     --------
@@ -147,41 +219,41 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
     batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     L, E, S, Ev = query.shape[-2], query.shape[-1], key.shape[-2], value.shape[-1]
     dtype = query.dtype
+    plan = _plan(query, key, value, attn_mask, scale)
     query = np.broadcast_to(query, batch + (L, E))  # views: nothing is copied
     key = np.broadcast_to(key, batch + (S, E))
     value_1 = np.empty(batch + (S, Ev + 1), dtype=dtype)  # (..., S, Ev + 1)
-    value_1[..., :Ev] = value
-    value_1[..., Ev] = 1.0  # the last column of weights @ value_1 is the row sum
+    np.multiply(value, plan.value_scale, out=value_1[..., :Ev])  # a power of 2: exact
+    value_1[..., Ev] = plan.value_scale  # the last column of weights @ value_1 is the row sum
     if attn_mask is not None:
         attn_mask = np.broadcast_to(attn_mask, batch + (L, S))
     output = np.empty(batch + (L, Ev), dtype=dtype)  # (..., L, Ev)
-    no_shift_below = FAST_PATH_NO_SHIFT_BOUND[dtype.type]
-    shift_needed = attn_mask is not None and attn_mask.dtype != np.bool_  # a float mask
+
+    caller_errstate = np.geterr()  # the helper threads follow the caller's np.errstate
 
     def one_block(job):
+        with np.errstate(**caller_errstate):
+            _one_block(job)
+
+    def _one_block(job):
         b, i0, i1 = job  # batch index, query rows [i0, i1)
-        ncols = min(S, i1) if is_causal else S  # causal: later keys are masked for every row
+        # causal: later keys are masked for every row of the block, and skipped unless a
+        # non-finite score or value could make them matter (0 * NaN is NaN in the formula)
+        ncols = min(S, i1) if is_causal and not plan.careful else S
         q = query[b][i0:i1]  # (lq, E)
         k = key[b][:ncols]  # (ncols, E)
         s = (q * scale) @ k.T  # (lq, ncols); k.T is a view, BLAS reads it transposed
-        if is_causal and i0 + 1 < ncols:
-            future = np.arange(i0, i1)[:, None] < np.arange(i0 + 1, ncols)  # (lq, ncols - i0 - 1)
-            np.copyto(s[:, i0 + 1:], -np.inf, where=future)
-        elif attn_mask is not None and attn_mask.dtype == np.bool_:
-            np.copyto(s, -np.inf, where=~attn_mask[b][i0:i1])
-        elif attn_mask is not None:
-            s += attn_mask[b][i0:i1]
-        # Cauchy-Schwarz bounds every score of the block: |z_ij| <= |scale| |q_i| |k_j|. Where
-        # the bound is small, exp(z) can neither overflow nor leave the normal range, so the
-        # max-shift pass is skipped: softmax is the same with or without it (up to rounding).
-        # A squared norm that overflows is inf, and NaN or inf inputs give a NaN or inf bound:
-        # each keeps the shift, so ignoring the overflow is safe. The product is taken in
-        # Python floats, where inf and 0 * inf = NaN raise no warning (NaN also keeps it).
-        with np.errstate(over="ignore"):
-            q_sq = float(np.einsum("le,le->l", q, q).max(initial=0.0))  # largest |q_i|^2
-            k_sq = float(np.einsum("se,se->s", k, k).max(initial=0.0))  # largest |k_j|^2
-        bound = abs(float(scale)) * q_sq ** 0.5 * k_sq ** 0.5
-        if shift_needed or not bound <= no_shift_below:
+        # A masked pair gets score + (-inf), as the additive mask: -inf for a finite score,
+        # NaN for a NaN or +inf one (never hidden: the kernel's NaN rule). No warning.
+        with np.errstate(invalid="ignore"):
+            if is_causal and i0 + 1 < ncols:
+                future = np.arange(i0, i1)[:, None] < np.arange(i0 + 1, ncols)  # (lq, ncols - i0 - 1)
+                np.add(s[:, i0 + 1:], -np.inf, out=s[:, i0 + 1:], where=future)
+            elif attn_mask is not None and attn_mask.dtype == np.bool_:
+                np.add(s, -np.inf, out=s, where=~attn_mask[b][i0:i1])
+            elif attn_mask is not None:
+                s += attn_mask[b][i0:i1]  # cast block by block if the mask has another dtype
+        if not plan.no_shift:
             m = s.max(axis=-1, keepdims=True, initial=-np.inf)  # (lq, 1); -inf if S = 0
             m[m == -np.inf] = 0.0  # safe max: a row with nothing to attend keeps exp(-inf) = 0
             # s <= m, so s - m <= 0 can only overflow towards -inf, and only where the exact
@@ -191,10 +263,11 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
             with np.errstate(over="ignore"):
                 s -= m
         np.exp(s, out=s)  # (lq, ncols)
-        o = s @ value_1[b][:ncols]  # (lq, Ev + 1)
-        total = o[:, Ev:]  # (lq, 1): the row sums of exp
+        o = s @ value_1[b][:ncols]  # (lq, Ev + 1), both scaled by value_scale
+        total = o[:, Ev:]  # (lq, 1): the row sums of exp, times value_scale
         np.divide(o[:, :Ev], total, out=output[b][i0:i1], where=total != 0)
-        output[b][i0:i1][(total == 0)[:, 0]] = 0.0  # a query with no key: zeros
+        nothing = (total == 0)[:, 0]  # a query with no key: zeros, or 0 * value = NaN
+        output[b][i0:i1][nothing] = o[nothing, :Ev] if plan.careful else 0.0
 
     rows = max(1, min(_FAST_BLOCK_ROWS, _FAST_BLOCK_BYTES // (max(S, 1) * dtype.itemsize)))
     jobs = [(b, i0, min(i0 + rows, L)) for b in np.ndindex(batch) for i0 in range(0, L, rows)]
