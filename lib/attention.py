@@ -39,7 +39,8 @@ import numbers
 
 import numpy as np
 
-from lib.fast_attention import FAST_PATH_MIN_SCORES, _plan, fast_attention
+from lib.fast_attention import (FAST_PATH_MIN_SCORES, _add_minus_inf, _copy_minus_inf, _plan,
+                                 fast_attention)
 
 __all__ = ["softmax", "causal_mask", "padding_mask", "scaled_dot_product_attention",
            "multi_head_attention", "memory_efficient_attention"]
@@ -829,6 +830,7 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     # Skip future tiles only if no NaN or inf can be in them; a power of 2 (exact) scales
     # value down when S * max|value| could overflow the accumulator (see fast_attention).
     plan = _plan(query, key, value, attn_mask, scale, allow_no_shift=False)
+    put_minus_inf = _add_minus_inf if plan.careful else _copy_minus_inf  # NaN stays NaN
     if plan.value_scale != 1:
         value = value * plan.value_scale  # (..., S, Ev), a copy only for such huge values
 
@@ -847,9 +849,8 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
             if mask is False:
                 continue  # nothing here may be attended to
             s = q @ np.swapaxes(key[..., cols, :], -1, -2)  # (..., lq, bk), a new array
-            if mask is not None and mask.dtype == np.bool_:
-                with np.errstate(invalid="ignore"):  # as the additive mask: NaN stays NaN
-                    np.add(s, -np.inf, out=s, where=~mask)  # in place, as every step below
+            if mask is not None and mask.dtype == np.bool_:  # as the additive mask 0 / -inf
+                put_minus_inf(s, ~mask)  # in place, as every step below
             elif mask is not None:
                 s += mask  # a float mask of another dtype is cast tile by tile
             m_new = np.maximum(m, s.max(axis=-1))  # (..., lq)

@@ -147,6 +147,17 @@ def _plan(query, key, value, attn_mask, scale, allow_no_shift=True):
     return _Plan(careful, False, dtype.type(2.0 ** -k_down))
 
 
+def _copy_minus_inf(s, where):
+    """s[where] = -inf, in place: score + (-inf) for finite scores."""
+    np.copyto(s, -np.inf, where=where)
+
+
+def _add_minus_inf(s, where):
+    """s[where] += -inf, in place: NaN stays NaN and +inf becomes NaN, without a warning."""
+    with np.errstate(invalid="ignore"):
+        np.add(s, -np.inf, out=s, where=where)
+
+
 # -------------------------------------------------------------------------- the fast path
 def fast_attention(query, key, value, attn_mask, is_causal, scale):
     """Scaled dot-product attention without the weights, on blocks of queries in parallel.
@@ -244,15 +255,16 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
         k = key[b][:ncols]  # (ncols, E)
         s = (q * scale) @ k.T  # (lq, ncols); k.T is a view, BLAS reads it transposed
         # A masked pair gets score + (-inf), as the additive mask: -inf for a finite score,
-        # NaN for a NaN or +inf one (never hidden: the kernel's NaN rule). No warning.
-        with np.errstate(invalid="ignore"):
-            if is_causal and i0 + 1 < ncols:
-                future = np.arange(i0, i1)[:, None] < np.arange(i0 + 1, ncols)  # (lq, ncols - i0 - 1)
-                np.add(s[:, i0 + 1:], -np.inf, out=s[:, i0 + 1:], where=future)
-            elif attn_mask is not None and attn_mask.dtype == np.bool_:
-                np.add(s, -np.inf, out=s, where=~attn_mask[b][i0:i1])
-            elif attn_mask is not None:
-                s += attn_mask[b][i0:i1]  # cast block by block if the mask has another dtype
+        # NaN for a NaN or +inf one (never hidden: the kernel's NaN rule), without a
+        # warning. Scores are finite unless plan.careful, so copying -inf is the same.
+        put = _add_minus_inf if plan.careful else _copy_minus_inf
+        if is_causal and i0 + 1 < ncols:
+            future = np.arange(i0, i1)[:, None] < np.arange(i0 + 1, ncols)  # (lq, ncols - i0 - 1)
+            put(s[:, i0 + 1:], future)
+        elif attn_mask is not None and attn_mask.dtype == np.bool_:
+            put(s, ~attn_mask[b][i0:i1])
+        elif attn_mask is not None:
+            s += attn_mask[b][i0:i1]  # cast block by block if the mask has another dtype
         if not plan.no_shift:
             m = s.max(axis=-1, keepdims=True, initial=-np.inf)  # (lq, 1); -inf if S = 0
             m[m == -np.inf] = 0.0  # safe max: a row with nothing to attend keeps exp(-inf) = 0
