@@ -12,8 +12,11 @@ configuration that `scripts/student_edition.py` writes).
    gated solution into one solution node as usual, and, when `hide_solutions` is set, a
    transform that runs right after it removes those merged solution nodes.
 2. The version: `release` and `version` come from `pyproject.toml` (the course's one version
-   number), and the footer of every page shows it, with a link to the edition's PDF
-   (`make pdf` puts it at the root of the site).
+   number), and the footer of every page shows it, with a link to the edition's PDF only
+   when that PDF has been printed (`make pdf` writes it to `_build/pdf/`): the build then
+   copies it to the root of the site, so a site never links a PDF it does not hold (issue
+   28: a `make book` site linked a missing PDF from every page). When the PDF appears or
+   goes, every page is written again.
 3. Downloads and launch buttons open the edition's Jupyter notebook. The theme offers, as
    a notebook page's `.ipynb`, the notebook this build executed; after the build it is
    replaced by the committed `notebooks/reader/<name>.ipynb` (solutions folded), or in the
@@ -37,6 +40,13 @@ from sphinx_exercise.transforms import MergeGatedSolutions
 
 ROOT = Path(__file__).resolve().parents[1]
 PDF_NAMES = {False: "attention-as-linear-algebra.pdf", True: "attention-as-linear-algebra-student.pdf"}
+PDF_DIR = ROOT / "_build" / "pdf"   # where `make pdf` prints both editions (Makefile PDF_DIR)
+
+
+def printed_pdf(app: Sphinx) -> Path | None:
+    """The edition's printed PDF, if `make pdf` has made it."""
+    path = PDF_DIR / PDF_NAMES[app.config.hide_solutions]
+    return path if path.is_file() else None
 
 
 def course_version() -> str:
@@ -81,12 +91,30 @@ def set_version(app: Sphinx, config) -> None:
 
 
 def add_footer(app: Sphinx, pagename, templatename, context, doctree) -> None:
-    pdf = context["pathto"](PDF_NAMES[app.config.hide_solutions], 1)
+    link = ""
+    if printed_pdf(app) is not None:
+        pdf = context["pathto"](PDF_NAMES[app.config.hide_solutions], 1)
+        link = f' · <a href="{html.escape(pdf)}">the whole book as PDF</a>'
     context["theme_extra_footer"] = (
         f'<p class="edition">{html.escape(app.config.html_title)}, version '
-        f'<span class="edition-version">{html.escape(course_version())}</span> · '
-        f'<a href="{html.escape(pdf)}">the whole book as PDF</a></p>'
+        f'<span class="edition-version">{html.escape(course_version())}</span>{link}</p>'
     )
+
+
+def rewrite_all_when_pdf_changes(app: Sphinx, env, added, changed, removed):
+    """Every page shows the PDF link or not: when the PDF appears or goes, all are written."""
+    has_pdf = printed_pdf(app) is not None
+    if getattr(env, "course_has_pdf", None) == has_pdf:
+        return []
+    env.course_has_pdf = has_pdf
+    return sorted(env.found_docs - set(added) - set(changed) - set(removed))
+
+
+def copy_pdf(app: Sphinx, exception) -> None:
+    """The printed PDF at the root of the site, beside the pages that link it."""
+    pdf = printed_pdf(app)
+    if exception is None and app.builder.name == "html" and pdf is not None:
+        shutil.copyfile(pdf, Path(app.outdir) / pdf.name)
 
 
 def copy_committed_notebooks(app: Sphinx, exception) -> None:
@@ -127,5 +155,7 @@ def setup(app: Sphinx):
     app.connect("config-inited", set_version)
     app.connect("html-page-context", add_footer)
     app.connect("html-page-context", launch_paths, priority=502)
+    app.connect("env-get-outdated", rewrite_all_when_pdf_changes)
+    app.connect("build-finished", copy_pdf)
     app.connect("build-finished", copy_committed_notebooks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

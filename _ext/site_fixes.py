@@ -1,5 +1,5 @@
 """A Sphinx extension, loaded by `_config.yml` (`sphinx.local_extensions`), that fixes
-three things the stock Jupyter Book 1 site gets wrong. It edits no generated file: each fix
+five things the stock Jupyter Book 1 site gets wrong. It edits no generated file: each fix
 changes what Sphinx writes, and tests/site/ checks the result in a browser.
 
 1. No third-party scripts. Jupyter Book 1 always loads `sphinx_thebe`, even when no page
@@ -18,6 +18,14 @@ changes what Sphinx writes, and tests/site/ checks the result in a browser.
    `role="doc-biblioentry"` items, a role ARIA 1.3 deprecates, so assistive technology sees
    a list with no items (axe: aria-required-children, critical). The items get
    `role="listitem"`.
+4. Solution bars that open on a tap, each with its own name (issue 28). sphinx-exercise
+   titles a solution "Solution to <a>Exercise 3.1</a>": on a phone the link covered a
+   third of the bar, and a tap on it jumped to the exercise (just above) and left the
+   solution closed. The title is plain text, so a tap anywhere on the bar opens it. And
+   sphinx-togglebutton 0.4.5 names every toggle "Toggle hidden content"; a small script,
+   on pages with solutions only, names each after its bar ("Solution to Exercise 3.1").
+5. The sidebar's brand (the book's title, a link home) in a landmark (axe: region): it
+   sat outside any, above the sidebar's `<nav>`. `_templates/sidebar-brand.html` wraps it (`html_sidebars`).
 """
 
 import html
@@ -34,6 +42,18 @@ SIDEBAR_SUMMARY = re.compile(
     re.S,
 )
 TAG = re.compile(r"<[^>]+>")
+# A folded solution's title, as sphinx-exercise writes it.
+SOLUTION_TITLE = re.compile(
+    r'(<div class="solution dropdown[^"]*"[^>]*>\s*<p class="admonition-title">)(.*?)(</p>)',
+    re.S)
+LINK = re.compile(r"</?a\b[^>]*>")
+# sphinx-togglebutton adds its buttons on DOMContentLoaded; this runs after it.
+NAME_TOGGLES = """document.addEventListener("DOMContentLoaded", () => setTimeout(() => {
+  for (const b of document.querySelectorAll(".admonition-title > button.toggle-button")) {
+    const title = b.parentElement.textContent.replace(/\\s+/g, " ").trim();
+    if (title) b.setAttribute("aria-label", title);
+  }
+}));"""
 
 
 def disable_thebe(app: Sphinx, config) -> None:
@@ -69,7 +89,11 @@ def fix_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
         generate_labelled.labels_summaries = True
         context["generate_toctree_html"] = generate_labelled
     if "body" in context:
-        context["body"] = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
+        body = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
+        body, solutions = SOLUTION_TITLE.subn(lambda m: m[1] + LINK.sub("", m[2]) + m[3], body)
+        context["body"] = body
+        if solutions:
+            app.add_js_file(None, body=NAME_TOGGLES)
 
 
 def setup(app: Sphinx):

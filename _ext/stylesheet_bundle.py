@@ -54,11 +54,19 @@ def inline_css(static: Path, name: str, seen=None) -> str:
             return match[0]
         return f'url("{os.path.normpath(folder / target).replace(os.sep, "/")}")'
 
-    def import_(match):
-        return inline_css(static, os.path.normpath(folder / match[1]).replace(os.sep, "/"), seen)
+    imported = []
 
-    text = CSS_IMPORT.sub(import_, text)
-    return f"/* {name} */\n" + CSS_URL.sub(url, text) + "\n"
+    def import_(match):
+        imported.append(
+            inline_css(static, os.path.normpath(folder / match[1]).replace(os.sep, "/"), seen))
+        return f"/*@import {len(imported) - 1}*/"
+
+    # The imported stylesheets' url()s are already relative to _static/: this file's own
+    # are rewritten before they are put in (rewritten again, basic.css's `url(file.png)`,
+    # imported by styles/theme.css, became "styles/file.png", a file that does not exist).
+    text = CSS_URL.sub(url, CSS_IMPORT.sub(import_, text))
+    text = re.sub(r"/\*@import (\d+)\*/", lambda m: imported[int(m[1])], text)
+    return f"/* {name} */\n" + text + "\n"
 
 
 def bundled(app: Sphinx) -> list:

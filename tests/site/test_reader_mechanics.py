@@ -1,0 +1,225 @@
+"""The site as readers reach it (issue 28): on a phone (390 x 844, touch), a tablet (820 x
+1180, touch) and a desktop (1280 x 800); by keyboard; in print. Each test failed on the
+site before the fix it names (the site as built at commit 1aa3a49).
+
+Run with `make test-site`, like the other browser tests.
+"""
+
+import pytest
+from site_config import PAGES
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True, "is_mobile": True}
+DESKTOP = {"viewport": {"width": 1280, "height": 800}}
+SCREENS = {"phone": PHONE, "tablet": TABLET, "desktop": DESKTOP}
+CHAPTER = "notebooks/03_masking.html"
+TIMEOUT_MS = 60_000
+
+
+@pytest.fixture(scope="module")
+def open_page(browser, origin):
+    contexts = []
+
+    def open_(page, screen=DESKTOP, **options):
+        context = browser.new_context(service_workers="block", **screen, **options)
+        contexts.append(context)
+        tab = context.new_page()
+        tab.goto(f"{origin}/{page}", wait_until="load", timeout=TIMEOUT_MS)
+        return tab
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+def press(tab, selector, screen):
+    """A tap on a touch screen, a click elsewhere, on the one visible match."""
+    target = tab.locator(selector).locator("visible=true")
+    assert target.count() == 1, f"{target.count()} visible {selector}"
+    if screen.get("has_touch"):
+        target.tap()
+    else:
+        target.click()
+
+
+OPEN = "(id) => document.getElementById(id).open"
+SHOWN = "(id) => document.getElementById(id).checkVisibility({visibilityProperty: true})"
+
+
+# 1. The sidebars open and close -----------------------------------------------------------
+
+@pytest.mark.parametrize("screen", ["phone", "tablet"])
+def test_the_chapter_list_opens_and_closes_on_a_touch_screen(open_page, screen):
+    tab = open_page(CHAPTER, SCREENS[screen])
+    press(tab, ".bd-header-article .primary-toggle", SCREENS[screen])
+    tab.wait_for_function(f"({OPEN})('pst-primary-sidebar-modal')", timeout=5_000)
+    links = tab.locator("#pst-primary-sidebar-modal nav.bd-docs-nav a.reference")
+    assert links.locator("visible=true").count() >= 8   # the chapters, reachable
+    tab.keyboard.press("Escape")
+    tab.wait_for_function(f"!({OPEN})('pst-primary-sidebar-modal')", timeout=5_000)
+
+
+@pytest.mark.parametrize("screen", ["phone", "tablet"])
+def test_the_page_contents_open_and_close_on_a_touch_screen(open_page, screen):
+    tab = open_page(CHAPTER, SCREENS[screen])
+    press(tab, ".bd-header-article .secondary-toggle", SCREENS[screen])
+    tab.wait_for_function(f"({OPEN})('pst-secondary-sidebar-modal')", timeout=5_000)
+    toc = tab.locator("#pst-secondary-sidebar-modal nav.page-toc a")
+    assert toc.locator("visible=true").count() >= 5
+    tab.keyboard.press("Escape")
+    tab.wait_for_function(f"!({OPEN})('pst-secondary-sidebar-modal')", timeout=5_000)
+
+
+def test_the_sidebar_toggle_hides_and_shows_the_chapter_list_on_a_desktop(open_page):
+    tab = open_page(CHAPTER, DESKTOP)
+    assert tab.evaluate(SHOWN, "pst-primary-sidebar")
+    press(tab, ".bd-header-article .primary-toggle", DESKTOP)
+    tab.wait_for_function(f"!({SHOWN})('pst-primary-sidebar')", timeout=5_000)
+    press(tab, ".bd-header-article .primary-toggle", DESKTOP)
+    tab.wait_for_function(f"({SHOWN})('pst-primary-sidebar')", timeout=5_000)
+
+
+def test_a_tap_leaves_no_tooltip_over_the_header(open_page):
+    tab = open_page(CHAPTER, PHONE)
+    press(tab, ".bd-header-article .primary-toggle", PHONE)
+    tab.wait_for_function(f"({OPEN})('pst-primary-sidebar-modal')", timeout=5_000)
+    tab.keyboard.press("Escape")
+    tab.wait_for_timeout(400)   # Bootstrap's fade
+    shown = tab.locator(".tooltip").locator("visible=true")
+    assert shown.count() == 0, shown.all_inner_texts()
+
+
+# 5. Keyboard focus is visible on every header control --------------------------------------
+
+FOCUS_RING = """(el) => {
+  const s = getComputedStyle(el);
+  const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2;
+  const ring = s.boxShadow !== 'none' && /\\d+px\\s+\\d*[1-9]/.test(s.boxShadow);
+  return outline || ring;
+}"""
+
+
+def test_keyboard_focus_is_visible_on_every_header_control(open_page):
+    tab = open_page(CHAPTER, DESKTOP)
+    controls = tab.locator(".bd-header-article button, .bd-header-article a")
+    seen, invisible = 0, []
+    for i in range(controls.count()):
+        control = controls.nth(i)
+        if not control.is_visible():
+            continue
+        control.focus()
+        tab.keyboard.press("Shift+Tab")   # focus by keyboard: :focus-visible
+        tab.keyboard.press("Tab")
+        seen += 1
+        if not control.evaluate(FOCUS_RING):
+            invisible.append(control.get_attribute("aria-label") or control.get_attribute("title"))
+    assert seen >= 6
+    assert not invisible, invisible
+
+
+def test_keyboard_focus_is_visible_in_the_download_menu(open_page):
+    tab = open_page(CHAPTER, DESKTOP)
+    tab.locator('.bd-header-article button[aria-label="Download this page"]').click()
+    items = tab.locator(".bd-header-article .dropdown-menu.show .dropdown-item")
+    assert items.count() >= 2
+    items.first.focus()
+    tab.keyboard.press("ArrowDown")   # Bootstrap's menu keys
+    tab.keyboard.press("ArrowUp")
+    focused = tab.evaluate_handle("document.activeElement")
+    assert focused.evaluate("(el) => el.classList.contains('dropdown-item')")
+    assert focused.evaluate(FOCUS_RING)
+
+
+# 6. No page is wider than a phone ----------------------------------------------------------
+
+# Every section laid out, as when the reader has scrolled through (_static/site.css skips
+# those far from the screen, and a skipped section does not widen the page).
+LAY_OUT_ALL = """() => document.querySelectorAll('.bd-article > section > section')
+  .forEach((s) => { s.style.contentVisibility = 'visible'; })"""
+
+
+def test_no_page_scrolls_sideways_on_a_phone(open_page, origin):
+    wide = {}
+    tab = open_page("chapters/preface.html", PHONE)
+    for page in PAGES:
+        tab.goto(f"{origin}/{page}", wait_until="load", timeout=TIMEOUT_MS)
+        tab.evaluate(LAY_OUT_ALL)
+        width = tab.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE["viewport"]["width"]:
+            wide[page] = width
+    assert not wide, wide
+
+
+WIDE_MATH = """() => [...document.querySelectorAll('div.math > .katex-display')]
+  .filter((d) => d.scrollWidth > d.clientWidth + 1)
+  .map((d) => getComputedStyle(d).backgroundImage)"""
+
+
+def test_a_display_equation_wider_than_a_phone_shows_that_it_scrolls(open_page):
+    tab = open_page("notebooks/04_scaling.html", PHONE)
+    tab.evaluate(LAY_OUT_ALL)
+    wide = tab.evaluate(WIDE_MATH)
+    assert wide, "no display equation of chapter 4 is wider than a phone: test another page"
+    assert all(b.count("gradient") >= 4 for b in wide), wide[:2]
+
+
+# 7. Solution bars open on a tap and are named ------------------------------------------------
+
+def test_a_tap_anywhere_on_a_solution_bar_opens_it(open_page):
+    tab = open_page(CHAPTER, PHONE)
+    bar = tab.locator(".solution.dropdown > .admonition-title").first
+    bar.scroll_into_view_if_needed()
+    box = bar.bounding_box()
+    url = tab.url
+    for x in (0.1, 0.5, 0.8):   # the words, the middle, near the chevron
+        solution = bar.locator("xpath=..")
+        closed = solution.evaluate("(s) => s.classList.contains('toggle-hidden')")
+        tab.touchscreen.tap(box["x"] + x * box["width"], box["y"] + box["height"] / 2)
+        tab.wait_for_timeout(300)
+        assert tab.url == url, f"a tap at {x:.0%} of the bar followed a link"
+        assert solution.evaluate("(s) => s.classList.contains('toggle-hidden')") != closed
+
+
+def test_each_solution_toggle_has_its_own_name(open_page):
+    tab = open_page(CHAPTER, DESKTOP)
+    tab.wait_for_function("document.querySelector('.solution button.toggle-button')")
+    tab.wait_for_timeout(100)
+    names = tab.locator(".solution button.toggle-button").evaluate_all(
+        "(bs) => bs.map((b) => b.getAttribute('aria-label'))")
+    assert len(names) >= 2
+    assert len(set(names)) == len(names), names
+    assert all(n.startswith("Solution to Exercise") for n in names), names
+
+
+# 8. Printed code is not cut -----------------------------------------------------------------
+
+# A4 less Chromium's default margins (0.4 in each side), in CSS px: the narrower of A4 and
+# Letter.
+PRINT_WIDTH = round((210 / 25.4 - 0.8) * 96)
+COLUMNS = 79   # the notebooks' code lines (tests/test_notebooks.py)
+FITS = """([columns]) => [...document.querySelectorAll('.bd-article div.highlight > pre')]
+  .filter((pre) => pre.getClientRects().length).map((pre) => {
+    const s = getComputedStyle(pre);
+    const probe = document.createElement('span');
+    probe.style.fontFamily = s.fontFamily; probe.style.fontSize = s.fontSize;
+    probe.style.whiteSpace = 'pre'; probe.style.position = 'absolute';
+    probe.textContent = 'x'.repeat(columns);
+    document.body.append(probe);
+    const need = probe.getBoundingClientRect().width;
+    probe.remove();
+    const room = pre.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+    return {need, room, cut: pre.scrollWidth > pre.clientWidth + 1,
+            text: pre.textContent.slice(0, 40)};
+  })"""
+
+
+@pytest.mark.parametrize("page", ["notebooks/03_masking.html", "notebooks/07_memory_efficient.html"])
+def test_printed_code_fits_79_columns_and_nothing_is_cut(open_page, page):
+    tab = open_page(page, {"viewport": {"width": PRINT_WIDTH, "height": 1000}})
+    tab.emulate_media(media="print")
+    tab.evaluate("document.querySelectorAll('.admonition.toggle-hidden button.toggle-button')"
+                 ".forEach((b) => b.click())")   # as the theme opens solutions to print
+    blocks = tab.evaluate(FITS, [COLUMNS])
+    assert len(blocks) > 10
+    narrow = [b for b in blocks if b["need"] > b["room"] + 0.5 or b["cut"]]
+    assert not narrow, narrow[:5]
