@@ -777,6 +777,102 @@ def plot_head_weights(weights, query_labels=None, key_labels=None, *, titles=Non
     return fig
 
 
+__all__.append("plot_multi_head_flow")
+
+# The stages of plot_multi_head_flow, top to bottom: the text of its box ("{h}" for one
+# box per head), and the step from it to the next stage, written on the arrow.
+_FLOW = [
+    ("tokens $X$\n" r"$L \times D$", r"project: $XW_Q$, $XW_K$, $XW_V$"),
+    ("$Q$, $K$, $V$\n" r"$L \times E$, $S \times E$, $S \times E_v$",
+     r"split: $L \times E \to H \times L \times d$"),
+    ("head {h}:\n" r"$Q_{h}$, $K_{h}$, $V_{h}$",
+     r"attend: $\mathrm{softmax}(Q_h K_h^\top/\sqrt{d})\,V_h$"),
+    ("head {h}:\n" r"$L \times d_v$",
+     r"concatenate: $H \times L \times d_v \to L \times E_v$"),
+    ("concatenation\n" r"$L \times E_v$",
+     r"project: $\times W_O$, $L \times E_v \to L \times D_\mathrm{out}$"),
+    ("output\n" r"$L \times D_\mathrm{out}$", None),
+]
+
+
+def plot_multi_head_flow(num_heads=2, *, width=4.4, fontsize=12):
+    """Draw the data flow of multi-head attention: project, split, attend, concatenate,
+    project.
+
+    One box per stage, from the input tokens at the top to the output at the bottom,
+    with the shape of its array; the two stages inside the heads have one box per
+    head. Each arrow is labelled with its step and the shape it turns into which, as
+    ``multi_head_attention`` (``lib/attention.py``) computes them.
+
+    Parameters
+    ----------
+    num_heads : int, default 2
+        Number of head boxes drawn side by side, H (1 to 4, so that they fit).
+    width : float, default 4.4
+        Width of the figure, in inches; the height follows from it. A phone shows the
+        figure about 358 CSS pixels wide, so a label of ``fontsize`` points is
+        ``fontsize * 358 / (72 * width)`` pixels high there (14.9 for the defaults).
+    fontsize : float, default 12
+        Size of every label, in points.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes without ticks, holding the boxes, the arrows and their labels.
+
+    Raises
+    ------
+    ValueError
+        If ``num_heads`` is not an integer from 1 to 4, or ``width`` or ``fontsize``
+        is not positive.
+
+    Examples
+    --------
+    >>> fig = plot_multi_head_flow(3)
+    >>> texts = [t.get_text() for t in fig.axes[0].texts]
+    >>> sum(t.startswith("head 2:") for t in texts)  # two stages, one box per head
+    2
+    >>> [t.split(":")[0] for t in texts if t[0].islower() and ":" in t[:12]][-2:]
+    ['concatenate', 'project']
+    >>> plt.close(fig)
+    """
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    if not (isinstance(num_heads, (int, np.integer)) and 1 <= num_heads <= 4):
+        raise ValueError(f"num_heads must be an integer from 1 to 4, got {num_heads!r}")
+    if not (width > 0 and fontsize > 0):
+        raise ValueError(f"width and fontsize must be positive, got {width} and {fontsize}")
+    n = len(_FLOW)
+    fig, ax = new_figure(width=width, height=width * 1.45)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.55, 2 * (n - 1) + 0.55)
+    ax.axis("off")
+
+    def draw_box(x0, x1, y, text, colour):
+        ax.add_patch(FancyBboxPatch((x0, y - 0.45), x1 - x0, 0.9, facecolor=colour,
+                                    boxstyle="round,pad=0.01", linewidth=1.2,
+                                    edgecolor="0.25"))
+        ax.text((x0 + x1) / 2, y, text, ha="center", va="center", fontsize=fontsize,
+                linespacing=1.4)
+
+    for k, (text, step) in enumerate(_FLOW):
+        y = 2 * (n - 1 - k)  # stage k, from the top
+        if "{h}" in text:  # one box per head, side by side
+            gap = 0.04
+            w = (0.98 - gap * (num_heads - 1)) / num_heads
+            for h in range(num_heads):
+                x0 = 0.01 + h * (w + gap)
+                draw_box(x0, x0 + w, y, text.replace("{h}", str(h)), "#fde2c8")
+        else:
+            draw_box(0.01, 0.99, y, text, "#dbe9f6" if k in (0, n - 1) else "#eeeeee")
+        if step is not None:
+            ax.add_patch(FancyArrowPatch((0.06, y - 0.5), (0.06, y - 1.5),
+                                         arrowstyle="-|>", mutation_scale=16,
+                                         linewidth=1.4, color="0.25"))
+            ax.text(0.1, y - 1.0, step, ha="left", va="center", fontsize=fontsize)
+    return fig
+
+
 # --- memory-efficient notebook (07) -------------------------------------------------
 __all__.append("plot_cost_against_length")
 

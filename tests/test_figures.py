@@ -520,6 +520,61 @@ def test_plot_head_weights_rejects_wrong_number_of_titles():
         figures.plot_head_weights(HEAD_WEIGHTS, titles=["only one"])
 
 
+def _flow_texts(fig):
+    return [t.get_text() for t in fig.axes[0].texts]
+
+
+def test_plot_multi_head_flow_is_narrow_white_and_legible_on_a_phone():
+    fig = figures.plot_multi_head_flow(2)
+    assert fig.get_facecolor() == (1.0, 1.0, 1.0, 1.0)
+    width = fig.get_size_inches()[0]
+    assert width <= 6.5
+    smallest = min(t.get_fontsize() for t in fig.axes[0].texts)
+    assert smallest >= 12
+    # shown 358 CSS px wide on a 390 px phone: the smallest text is >= 9 px high
+    assert smallest * 358 / (72 * width) >= 9
+
+
+def test_plot_multi_head_flow_draws_the_five_steps_in_order_with_shapes():
+    texts = _flow_texts(figures.plot_multi_head_flow(2))
+    steps = [t.split(":")[0] for t in texts if "\n" not in t]
+    assert steps == ["project", "split", "attend", "concatenate", "project"]
+    assert texts[0] == "tokens $X$\n$L \\times D$"
+    assert texts[-1] == "output\n$L \\times D_\\mathrm{out}$"
+    assert "$L \\times E \\to H \\times L \\times d$" in texts[3]
+
+
+@pytest.mark.parametrize("num_heads", [1, 2, 3, 4])
+def test_plot_multi_head_flow_draws_one_box_per_head_in_both_head_stages(num_heads):
+    texts = _flow_texts(figures.plot_multi_head_flow(num_heads))
+    for h in range(num_heads):
+        assert f"head {h}:\n$Q_{h}$, $K_{h}$, $V_{h}$" in texts
+        assert f"head {h}:\n$L \\times d_v$" in texts
+    assert sum(t.startswith("head ") for t in texts) == 2 * num_heads
+
+
+@pytest.mark.parametrize("kw", [dict(num_heads=0), dict(num_heads=5), dict(num_heads=2.0),
+                                dict(width=0), dict(fontsize=-1)])
+def test_plot_multi_head_flow_rejects_bad_arguments(kw):
+    with pytest.raises(ValueError, match="num_heads|positive"):
+        figures.plot_multi_head_flow(**kw)
+
+
+def test_the_multi_head_flow_is_shown_with_alt_text_naming_every_step():
+    import jupytext
+
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "06_multi_head.md"
+    cells = [c for c in jupytext.read(path).cells
+             if c.cell_type == "code" and "plot_multi_head_flow(" in c.source]
+    assert len(cells) == 1
+    mystnb = cells[0].metadata["mystnb"]
+    alt = mystnb["image"]["alt"]
+    assert mystnb["figure"]["caption"] and mystnb["figure"]["name"]
+    for step in ("project", "split", "attend", "concatenate", "output"):
+        assert step in alt
+
+
 # --- memory-efficient notebook (07) -------------------------------------------------
 MEM_N = np.array([256, 512, 1024, 2048])
 
