@@ -223,3 +223,92 @@ def test_printed_code_fits_79_columns_and_nothing_is_cut(open_page, page):
     assert len(blocks) > 10
     narrow = [b for b in blocks if b["need"] > b["room"] + 0.5 or b["cut"]]
     assert not narrow, narrow[:5]
+
+
+# 4. Explorers on a phone and for a screen reader --------------------------------------------
+
+EXPLORERS = {"hull": "notebooks/01_span.html", "masks": "notebooks/03_masking.html",
+             "temperature": "notebooks/04_scaling.html",
+             "online": "notebooks/07_memory_efficient.html"}
+DRAWN = """async (name) => {
+  document.querySelector(`#explorer-${name}`).scrollIntoView();
+  await window.courseExplorersReady;
+  return true;
+}"""
+# The size each text of the chart is drawn at, in CSS px: its font size times the scale of
+# the SVG (drawn at its viewBox's width, shown at its box's).
+CHART_TEXT = """(name) => {
+  const svg = document.querySelector(`#explorer-${name} .explorer-chart svg`);
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  return [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim())
+    .map((t) => ({text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * scale}));
+}"""
+
+
+def drawn(open_page, name, screen=PHONE):
+    tab = open_page(EXPLORERS[name], screen)
+    tab.evaluate(DRAWN, name)
+    return tab, tab.locator(f"#explorer-{name}")
+
+
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_explorer_text_is_at_least_11_px_on_a_phone(open_page, name):
+    tab, _ = drawn(open_page, name)
+    texts = tab.evaluate(CHART_TEXT, name)
+    assert len(texts) > 5
+    small = [t for t in texts if t["px"] < 11]
+    assert not small, small[:5]
+    assert tab.evaluate("document.documentElement.scrollWidth") <= PHONE["viewport"]["width"]
+
+
+def test_the_masks_sliders_act_under_the_default_mask(open_page):
+    tab, box = drawn(open_page, "masks")
+    now = box.locator(".explorer-now")
+    before = now.inner_text()
+    assert before.startswith("causal mask")
+    slider = box.get_by_role("slider", name="true length (padding)")
+    slider.focus()
+    for _ in range(4):   # from 4 to 0, as the chapter's prose asks
+        tab.keyboard.press("ArrowLeft")
+    tab.wait_for_function("(b) => b.querySelector('.explorer-now').textContent"
+                          ".startsWith('padding mask, true length 0')", arg=box.element_handle(),
+                          timeout=5_000)
+    assert box.locator("select").input_value() == "padding"
+    assert "keys each query may attend 0, 0, 0, 0, 0, 0" in now.inner_text()
+    assert "row sums of the weights 0.00, 0.00" in now.inner_text()
+
+
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_explorer_controls_are_named_without_their_value_and_say_it(open_page, name):
+    tab, box = drawn(open_page, name)
+    sliders = box.get_by_role("slider")
+    assert sliders.count() >= 1
+    for i in range(sliders.count()):
+        slider = sliders.nth(i)
+        label = slider.get_attribute("aria-label")
+        value = slider.input_value()
+        name_before = slider.evaluate("(s) => s.getAttribute('aria-label')")
+        assert label and value not in label.split(), (label, value)
+        assert slider.get_attribute("aria-valuetext")
+        slider.focus()
+        tab.keyboard.press("End")
+        tab.wait_for_timeout(200)
+        assert slider.evaluate("(s) => s.getAttribute('aria-label')") == name_before
+    live = box.locator(".explorer-now")
+    assert live.get_attribute("aria-live") == "polite"
+    assert live.inner_text().strip()
+    chart = box.locator(".explorer-chart svg")
+    assert chart.get_attribute("role") == "img"
+    assert chart.get_attribute("aria-describedby") == live.get_attribute("id")
+
+
+def test_the_temperature_slider_says_E_and_the_checkbox_is_a_24_px_target(open_page):
+    tab, box = drawn(open_page, "temperature")
+    slider = box.get_by_role("slider", name="log\u2082 E", exact=False)
+    slider.focus()
+    tab.keyboard.press("Home")
+    tab.wait_for_timeout(200)
+    assert slider.get_attribute("aria-valuetext") == "E = 2"
+    assert box.locator(".explorer-now").inner_text().startswith("E = 2,")
+    checkbox = box.get_by_role("checkbox").bounding_box()
+    assert checkbox["width"] >= 24 and checkbox["height"] >= 24, checkbox
