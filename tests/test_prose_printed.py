@@ -51,15 +51,23 @@ def is_printed(text: str, printed: list[float]) -> bool:
                for p in printed)
 
 
+def headings(markdown: str) -> int:
+    """How many chapter or section headings (# or ##) a piece of Markdown opens."""
+    return sum(line.startswith(("# ", "## ")) for line in markdown.splitlines())
+
+
 def unprinted(ipynb: Path) -> list[str]:
     nb = nbformat.read(ipynb, as_version=4)
     values, printed_by_cell, glued_by = {}, [], {}
     refs, section_of_cell, section = [], [], 0
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            section += sum(line.startswith(("# ", "## ")) for line in cell.source.splitlines())
-            refs += [(section, m[1], m[2] or "", cell.source[max(0, m.start() - 60): m.end()])
+            # a quote belongs to the section of the last heading above it, in this cell or
+            # an earlier one (a cell may end with a paragraph and then open a section)
+            refs += [(section + headings(cell.source[:m.start()]), m[1], m[2] or "",
+                      cell.source[max(0, m.start() - 60): m.end()])
                      for m in GLUE_REF.finditer(cell.source)]
+            section += headings(cell.source)
             continue
         if cell.cell_type != "code":
             continue
@@ -84,6 +92,12 @@ def unprinted(ipynb: Path) -> list[str]:
         if not is_printed(text, near):
             missing.append(f"{name} ({text}) in “…{' '.join(context.split())}”")
     return sorted(set(missing))
+
+
+def test_a_quote_above_a_heading_belongs_to_the_section_it_is_in():
+    text = "as quoted: {glue:text}`x:.2f`.\n\n## Next section\n\n{glue:text}`y`"
+    sections = [headings(text[:m.start()]) for m in GLUE_REF.finditer(text)]
+    assert sections == [0, 1]
 
 
 def test_the_check_matches_numbers_as_the_prose_rounds_them():
