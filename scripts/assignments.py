@@ -17,9 +17,9 @@ documentation describes. What it reads in the source:
   (`\"\"\" # BEGIN TEST CONFIG`, then `hidden`, `failure_message`, `\"\"\" # END TEST
   CONFIG`), tagged `remove-cell`: the site never shows them, notebooks/student/ drops them
   with the solution, and the book build runs them against the solution.
-- MyST that Jupyter does not render becomes Markdown: glued values are replaced by the
-  values in the executed reference notebooks/<name>.ipynb, references by their text,
-  admonitions by quotes.
+- MyST that Jupyter does not render becomes Markdown by the converter that also writes
+  notebooks/reader/ and notebooks/student/ (scripts/jupyter_notebooks.py): glued values as
+  the page prints them, references and citations as their text, admonitions as quotes.
 
     python scripts/assignments.py [NAME ...]       # masters, then otter assign, for each
     python scripts/assignments.py --masters-only   # only the master notebooks
@@ -38,13 +38,13 @@ from pathlib import Path
 import jupytext
 import nbformat
 import yaml
+from jupyter_notebooks import Bibliography, Book, Chapter, Directive
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 OUT = ROOT / "_build" / "assignments"
 OTTER = Path(sys.executable).with_name("otter")
 
-OPENING = re.compile(r"^(?P<fence>:{3,}|`{3,})\{(?P<name>[\w:-]+)\}(?P<arg>.*)$")
 TEST_CONFIG = re.compile(r'^\s*"""\s*#\s*BEGIN\s+TEST\s+CONFIG', re.I)
 OTTER_MARK = re.compile(r"#\s*(BEGIN SOLUTION|END SOLUTION|SOLUTION)\s*$", re.M)
 CODE_KINDS = ("Code", "Pen and paper, then code")
@@ -66,135 +66,12 @@ grader = otter.Notebook()
 """
 
 
-def _closes(line: str, fence: str) -> bool:
-    stripped = line.strip()
-    return len(stripped) >= len(fence) and set(stripped) == {fence[0]}
-
-
-def segments(text: str):
-    """Split a Markdown cell into ('text', lines) and ('block', name, arg, options, body)."""
-    lines, i, out, plain = text.split("\n"), 0, [], []
-    while i < len(lines):
-        match = OPENING.match(lines[i])
-        if not match or match["name"] in ("code-cell",):
-            plain.append(lines[i])
-            i += 1
-            continue
-        if plain:
-            out.append(("text", plain))
-            plain = []
-        j = i + 1
-        while j < len(lines) and not _closes(lines[j], match["fence"]):
-            j += 1
-        body = lines[i + 1:j]
-        options = {}
-        while body and body[0].startswith(":") and re.match(r"^:[\w-]+:", body[0]):
-            key, _, value = body[0][1:].partition(":")
-            options[key] = value.strip()
-            body = body[1:]
-        out.append(("block", match["name"], match["arg"].strip(), options, body))
-        i = j + 1
-    if plain:
-        out.append(("text", plain))
-    return out
-
-
-class Markdown:
-    """MyST to the Markdown Jupyter renders, for one notebook."""
-
-    def __init__(self, reference: Path, titles: dict, numbers: dict):
-        self.glued, self.titles, self.numbers = {}, titles, numbers
-        for cell in nbformat.read(reference, as_version=4).cells:
-            for output in cell.get("outputs", []):
-                name = output.get("metadata", {}).get("scrapbook", {}).get("name")
-                data = output.get("data", {})
-                text = data.get("application/papermill.record/text/plain",
-                                data.get("text/plain"))
-                if name and text is not None:
-                    self.glued[name] = text
-
-    def glue(self, key: str) -> str:
-        name, _, spec = key.partition(":")
-        text = self.glued[name]
-        if spec:
-            return format(json.loads(text) if text[0] not in "'\"" else text, spec)
-        return text.strip("'\"")
-
-    def role(self, match: re.Match) -> str:
-        role, content = match["role"], match["content"]
-        named = re.match(r"^(.*?)\s*<(.+)>$", content, re.S)
-        if role.startswith("glue"):
-            return self.glue(content)
-        if role == "math":
-            return f"${content}$"
-        if role.startswith("cite"):
-            return f"({content})"
-        if named and role == "numref":  # `Exercise {number} <label>`, `section {number} <label>`
-            number = self.numbers.get(named[2], "").rpartition(" ")[2]
-            return named[1].replace("{number}", number).replace("%s", number)
-        if named:
-            return named[1]
-        if role == "numref":
-            return self.numbers.get(content, content)
-        if role == "ref":
-            return self.titles.get(content, content)
-        return content
-
-    def convert(self, lines: list[str]) -> str:
-        out = [line for line in lines if not re.match(r"^\([\w-]+\)=\s*$", line)]
-        text = "\n".join(out)
-        text = re.sub(r"\{(?P<role>[\w:-]+)\}`(?P<content>[^`]+)`", self.role, text)
-        return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
-
-    def block_as_quote(self, name, arg, body) -> str:
-        title = arg or name.capitalize()
-        inner = self.convert(body)
-        return "\n".join([f"> **{title}**", ">"] + [f"> {line}".rstrip() for line in inner.split("\n")])
-
-
-def labels_and_titles() -> tuple[dict, dict]:
-    """Every `(label)=` above a heading -> its title; every label -> its number as the book
-    writes it: 'Exercise c.k', 'Fig. c.k' (a cell's `name: fig-...`), 'Chapter c' (the
-    title), 'Section c.k[.j]' (the chapter's headings numbered as the book's numbered table
-    of contents numbers them, code fences skipped)."""
-    titles, numbers = {}, {}
-    for md in sorted(NOTEBOOKS.glob("*.md")):
-        text = md.read_text()
-        for label, title in re.findall(r"^\(([\w-]+)\)=\s*\n#+ (.+)$", text, re.M):
-            titles[label] = title
-        chapter = int(md.name[:2])
-        for k, label in enumerate(re.findall(r"\{exercise\}\n:label: ([\w-]+)", text), 1):
-            numbers[label] = f"Exercise {chapter}.{k}"
-        for k, label in enumerate(re.findall(r"^\s+name: (fig-[\w-]+)\s*$", text, re.M), 1):
-            numbers[label] = f"Fig. {chapter}.{k}"
-        counts, label, fence = [], None, None
-        for line in text.splitlines():
-            marker = re.match(r"^(`{3,}|~{3,})", line)
-            if marker and (fence is None or marker[1].startswith(fence)):
-                fence = None if fence else marker[1]
-                continue
-            if fence:
-                continue
-            heading = re.match(r"^(#{1,6}) ", line)
-            if heading and len(heading[1]) == 1 and label:   # the notebook's title
-                numbers[label] = f"Chapter {chapter}"
-            elif heading:
-                depth = len(heading[1]) - 1        # ## -> 1, ### -> 2
-                counts = (counts + [0] * depth)[:depth]
-                counts[-1] += 1
-                if label:
-                    numbers[label] = "Section " + ".".join(map(str, [chapter, *counts]))
-            named = re.match(r"^\(([\w-]+)\)=\s*$", line)
-            label = named[1] if named else (label if not line.strip() else None)
-    return titles, numbers
-
-
 def raw(text: str) -> nbformat.NotebookNode:
     return nbformat.v4.new_raw_cell(text)
 
 
-def question_kind(body: list[str]) -> str:
-    match = re.search(r"\*\(([^)]*)\)\*", "\n".join(body))
+def question_kind(body: str) -> str:
+    match = re.search(r"\*\(([^)]*)\)\*", body)
     kind = match[1].split(";")[0].strip() if match else ""
     return "auto" if kind in CODE_KINDS else "manual"
 
@@ -206,11 +83,10 @@ def wrap_whole(source: str) -> str:
     return f"# BEGIN SOLUTION\n{source}\n# END SOLUTION"
 
 
-def master_notebook(md: Path, titles=None, numbers=None) -> tuple[nbformat.NotebookNode, dict]:
+def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.NotebookNode, dict]:
     """Otter's input notebook for one chapter, and a summary of its questions."""
-    if titles is None:
-        titles, numbers = labels_and_titles()
-    conv = Markdown(md.with_suffix(".ipynb"), titles, numbers)
+    book, bibliography = book or Book.read(), bibliography or Bibliography()
+    conv = Chapter(md.stem, book, bibliography)
     source = jupytext.read(md)
     name = md.stem
     cells = [raw("# ASSIGNMENT CONFIG\n" + yaml.safe_dump(assignment_config(name), sort_keys=False))]
@@ -274,23 +150,23 @@ def master_notebook(md: Path, titles=None, numbers=None) -> tuple[nbformat.Noteb
                     new.metadata["tags"] = list(tags)
                 cells.append(new)
             continue
-        for seg in segments(cell.source):
-            if seg[0] == "text":
-                text = conv.convert(seg[1])
+        for seg in conv.segments(cell.source):
+            if not isinstance(seg, Directive):       # Markdown, already converted
+                text = seg
                 if gated:
                     if text.strip():
                         state["solution"].append(nbformat.v4.new_markdown_cell(text))
                 else:
                     markdown(text)
                 continue
-            _, block, arg, options, body = seg
+            block, arg, options, body = seg.name, seg.arg, seg.options, seg.body
             if block == "exercise":
                 label = options["label"]
-                prompt = f"**{numbers[label]}** (`{label}`)\n\n" + conv.convert(body)
+                prompt = f"**{book.labels[label].number}** (`{label}`)\n\n" + conv.text(body)
                 open_question(label, question_kind(body), prompt)
                 pending_exercise = label
             elif block == "solution":
-                state["solution"].append(nbformat.v4.new_markdown_cell(conv.convert(body)))
+                state["solution"].append(nbformat.v4.new_markdown_cell(conv.text(body)))
                 close_question(False)
                 pending_exercise = None
             elif block == "solution-start":
@@ -302,7 +178,7 @@ def master_notebook(md: Path, titles=None, numbers=None) -> tuple[nbformat.Noteb
                 close_question(True)
                 pending_exercise = None
             else:
-                markdown(conv.block_as_quote(block, arg, body))
+                markdown(conv.quote(seg))
     if state["question"] or gated:
         raise ValueError(f"{md.name}: an exercise without its solution")
     nb = nbformat.v4.new_notebook(cells=cells)
@@ -344,11 +220,11 @@ def gradescope_requirements() -> str:
     return "\n".join(lines) + "\n"
 
 
-def build(md: Path, titles, numbers) -> dict:
+def build(md: Path, book, bibliography) -> dict:
     name = md.stem
     folder = OUT / name
     started = time.monotonic()
-    nb, questions = master_notebook(md, titles, numbers)
+    nb, questions = master_notebook(md, book, bibliography)
     shutil.rmtree(folder, ignore_errors=True)
     master = folder / "master"
     master.mkdir(parents=True)
@@ -368,15 +244,15 @@ def main(argv=None) -> int:
     parser.add_argument("--masters-only", action="store_true")
     args = parser.parse_args(argv)
     sources = [NOTEBOOKS / f"{n}.md" for n in args.names] or sorted(NOTEBOOKS.glob("*.md"))
-    titles, numbers = labels_and_titles()
+    book, bibliography = Book.read(), Bibliography()   # every chapter's labels, read once
     if args.masters_only:
         for md in sources:
-            nb, _ = master_notebook(md, titles, numbers)
+            nb, _ = master_notebook(md, book, bibliography)
             (OUT / md.stem / "master").mkdir(parents=True, exist_ok=True)
             nbformat.write(nb, OUT / md.stem / "master" / f"{md.stem}.ipynb")
         return 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda md: build(md, titles, numbers), sources))
+        results = list(pool.map(lambda md: build(md, book, bibliography), sources))
     auto = manual = 0
     for r in results:
         a = sum(q["kind"] == "auto" for q in r["questions"].values())

@@ -1,5 +1,6 @@
-"""How scripts/assignments.py writes the book's references in an assignment's Markdown
-(a plain `pytest` runs these; the graded checks are in test_assignments.py)."""
+"""How scripts/assignments.py writes the book's references in an assignment's Markdown, with
+the converter of scripts/jupyter_notebooks.py (a plain `pytest` runs these; the graded checks
+are in test_assignments.py)."""
 
 import re
 import sys
@@ -10,7 +11,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import assignments  # noqa: E402
 
-TITLES, NUMBERS = assignments.labels_and_titles()
+BOOK = assignments.Book.read()
+NUMBERS = {label: target.number for label, target in BOOK.labels.items() if target.number}
 
 
 def test_a_chapters_labelled_sections_are_numbered_in_order():
@@ -24,12 +26,12 @@ def test_a_chapters_labelled_sections_are_numbered_in_order():
 
 
 def test_numbered_references_are_written_with_their_numbers():
-    convert = assignments.Markdown(ROOT / "notebooks" / "01_span.ipynb", TITLES, NUMBERS)
-    text = convert.convert([
+    convert = assignments.Chapter("01_span", BOOK, assignments.Bibliography())
+    text = convert.text("\n".join([
         "as {numref}`section {number} <nb-span-hull>` does,",
         "({numref}`Exercise {number} <span-ex-bounds>`);",
         "{numref}`fig-span-hull` shows the outputs.",
-    ])
+    ]))
     hull = NUMBERS["nb-span-hull"].split()[-1]
     bounds = NUMBERS["span-ex-bounds"].split()[-1]
     assert text.splitlines() == [f"as section {hull} does,", f"(Exercise {bounds});",
