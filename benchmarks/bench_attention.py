@@ -17,6 +17,13 @@ peak memory allocated beyond the inputs and the output, for the plain path and f
 one thread, and PyTorch's products and whole attention on the same task. ``--smoke`` runs
 a tiny grid once, so that ``make test`` keeps this script working; it measures nothing
 worth reading.
+
+``--against OLD/fast_attention.py`` times, instead, an older copy of the fast path
+against the current one (e.g. ``git show REV:lib/fast_attention.py > /tmp/old.py``),
+interleaved, on the grid and on causal and boolean-mask cases, and reports the minimum
+and the median wall time of each, the minimum CPU time of the process (all threads: less
+sensitive to other programs on a busy machine), and the ratios new/old: the cost of a
+change, measured in one run.
 """
 
 import os
@@ -221,14 +228,63 @@ def format_memory(rows):
     return "\n".join(lines)
 
 
+def against(path, grid, repeats):
+    """Minimum and median ms of an older fast_attention (loaded from ``path``) and the
+    current one, interleaved on the same validated inputs, and whether they agree bitwise."""
+    import importlib.util
+
+    from lib import fast_attention as current
+
+    spec = importlib.util.spec_from_file_location("old_fast_attention", path)
+    old = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(old)
+    rows = []
+    for dtype in (np.float32, np.float64):
+        H0, n0 = grid[min(1, len(grid) - 1)]
+        for H, n, kind in [(H, n, "none") for H, n in grid] + [(H0, n0, "causal"), (H0, n0, "bool")]:
+            q, k, v = inputs(H, n, dtype)
+            mask = np.random.default_rng(1).random((n, n)) < 0.8 if kind == "bool" else None
+            args = (q, k, v, mask, kind == "causal", dtype(1 / np.sqrt(E)))
+            fns = {"old": lambda: old.fast_attention(*args), "new": lambda: current.fast_attention(*args)}
+            wall, cpu = {name: [] for name in fns}, {name: [] for name in fns}
+            same = bool(np.array_equal(fns["old"](), fns["new"]()))  # also the warm-up
+            for _ in range(repeats):
+                for name, fn in fns.items():
+                    start, start_cpu = time.perf_counter(), time.process_time()
+                    fn()
+                    cpu[name].append(time.process_time() - start_cpu)  # all threads' CPU time
+                    wall[name].append(time.perf_counter() - start)
+            row = {"dtype": np.dtype(dtype).name, "H": H, "n": n, "mask": kind, "bitwise_same": same}
+            for name in fns:
+                row[f"{name}_min_ms"] = 1e3 * min(wall[name])
+                row[f"{name}_median_ms"] = 1e3 * statistics.median(wall[name])
+                row[f"{name}_cpu_min_ms"] = 1e3 * min(cpu[name])
+            for stat in ("min", "median", "cpu_min"):
+                row[f"new/old {stat}"] = row[f"new_{stat}_ms"] / row[f"old_{stat}_ms"]
+            rows.append(row)
+            print(f"{row['dtype']:8} {H:>2} {n:>5} {kind:>6} wall min old {row['old_min_ms']:7.2f} "
+                  f"new {row['new_min_ms']:7.2f} ratio {row['new/old min']:.3f}; median ratio "
+                  f"{row['new/old median']:.3f}; CPU min old {row['old_cpu_min_ms']:7.2f} new "
+                  f"{row['new_cpu_min_ms']:7.2f} ratio {row['new/old cpu_min']:.3f}; "
+                  f"bitwise same {same}", flush=True)
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny grid, one run: checks the script")
     parser.add_argument("--repeats", type=int, default=9, help="timed runs per contender (>= 7)")
     parser.add_argument("--json", type=Path, default=Path(__file__).with_name("results.json"))
+    parser.add_argument("--against", type=Path, help="an older lib/fast_attention.py to time "
+                        "against the current one (nothing else is run, nothing written)")
     args = parser.parse_args(argv)
     if torch is not None:
         torch.set_num_threads(2)
+    if args.against is not None:
+        grid = SMOKE_GRID if args.smoke else GRID
+        print(f"fast_attention, {args.against} (old) against lib (new), inputs (1, H, n, {E}), "
+              f"{args.repeats} interleaved runs; min and median ms")
+        return {"machine": machine(), "against": against(args.against, grid, args.repeats)}
 
     grid, repeats, ns = (SMOKE_GRID, 1, SMOKE_MEMORY_NS) if args.smoke else (GRID, args.repeats, MEMORY_NS)
     speed_rows = speed(grid, repeats)

@@ -733,8 +733,9 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
                                scale=None, block_size=None, return_lse=False):
     r"""Scaled dot-product attention computed block by block, never forming the L x S matrix.
 
-    Same arguments, semantics, dtype rules and errors as
-    :func:`scaled_dot_product_attention`; the result agrees with it to rounding.
+    Same arguments, semantics, dtype rules, errors and rule for NaN and infinity as
+    :func:`scaled_dot_product_attention`; the result agrees with its plain path to
+    rounding, within the bound stated in its Notes.
 
     Parameters
     ----------
@@ -750,7 +751,10 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     block_size : int, optional
         Number of keys per block (default 512). Queries are processed in blocks of
         ``max(block_size, MEMORY_EFFICIENT_MIN_QUERY_ROWS)`` rows (256), so the extra memory is
-        O(block_size * (block_size + E + Ev)) per batch element, independent of L and S.
+        O(block_size * (block_size + E + Ev)) per batch element, independent of L and S
+        (a float mask of another dtype is cast tile by tile, not copied). One exception:
+        values so large that ``S * max|value|`` could overflow are first multiplied by a
+        power of 2 (exact), a copy of ``value``.
     return_lse : bool, default False
         Also return the log-sum-exp of each row of the scaled, masked scores.
 

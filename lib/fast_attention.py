@@ -126,8 +126,8 @@ def _plan(query, key, value, attn_mask, scale, allow_no_shift=True):
     finfo = np.finfo(dtype)
     limit = min(float(finfo.max), sys.float_info.max) / 8
     with np.errstate(over="ignore", invalid="ignore"):  # inf or NaN here means "careful"
-        q_sq = float(np.einsum("...e,...e->...", query, query).max(initial=0.0))
-        k_sq = float(np.einsum("...e,...e->...", key, key).max(initial=0.0))
+        q_sq = float(np.einsum("...e,...e->...", query, query).max(initial=0.0))  # max |q_i|^2
+        k_sq = float(np.einsum("...e,...e->...", key, key).max(initial=0.0))  # max |k_j|^2
         v_max = float(np.maximum(value.max(initial=0.0), -value.min(initial=0.0)))
     q_norm = abs(float(scale)) * q_sq ** 0.5  # Python floats: inf, NaN raise nothing
     bound = q_norm * k_sq ** 0.5  # >= |every score|; NaN or inf for non-finite q or k
