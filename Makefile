@@ -31,7 +31,7 @@ NEEDS_PYTHON   := venv book book-strict test test-pytest test-nbval-matrix test-
                   jupyter-notebooks book-student pdf launch-check \
                   assignments grade test-assignments
 NEEDS_NODE     := book book-strict test test-site audit book-student pdf
-NEEDS_CHROMIUM := test-site audit pdf
+NEEDS_CHROMIUM := test-site audit pdf launch-check
 NEEDS_POPPLER  := pdf
 needs   = $(filter $(1),$(GOALS))
 missing = $(if $(shell command -v $(1) 2>/dev/null),,$(1))
@@ -219,7 +219,10 @@ pdf-print-student:
 	$(JB) build . --config $(STUDENT_CONFIG) --path-output _build/student --builder singlehtml -W -n --keep-going
 	$(PY) scripts/print_pdf.py --student _build/student/_build/singlehtml $(PDF_DIR)/attention-as-linear-algebra-student.pdf
 
-launch-check: $(STAMP) assignments  ## Binder, Colab, download buttons and an assignment's grader.check as a reader uses them (fresh venvs; needs both sites)
+# The JupyterLab check (pinned in requirements-jupyterlab.txt, installed into the check's own
+# Binder-like environment, never into .venv) drives Debian's Chromium with .venv's Playwright
+# (requirements-test.txt, which make test-site installs).
+launch-check: $(STAMP) $(SITE_STAMP) assignments  ## Binder (and its notebooks in JupyterLab), Colab, download buttons and an assignment's grader.check as a reader uses them (fresh venvs; needs both sites)
 	$(ONE_BLAS_THREAD) $(PY) scripts/launch_check.py
 
 # Assign and grade (otter-grader, pinned in requirements-assign.txt, installed into .venv here
@@ -235,13 +238,15 @@ $(ASSIGN_STAMP): requirements-assign.txt $(STAMP)
 assignments: $(ASSIGN_STAMP)  ## an otter-grader assignment per chapter in _build/assignments/ (student, autograder, zip)
 	$(PY) scripts/assignments.py
 
-grade: $(ASSIGN_STAMP)  ## grade ASSIGNMENT=03_masking SUBMISSIONS=dir with otter run, no Docker: one CSV of scores
-	@test -n "$(ASSIGNMENT)" -a -d "$(SUBMISSIONS)" || { echo "usage: make grade ASSIGNMENT=03_masking SUBMISSIONS=folder [GRADES=file.csv]"; exit 2; }
+grade: $(ASSIGN_STAMP)  ## grade ASSIGNMENT=03_masking SUBMISSIONS=dir [JOBS=2] with otter run, no Docker: CSV, feedback/, answers/
+	@test -n "$(ASSIGNMENT)" -a -d "$(SUBMISSIONS)" || { echo "usage: make grade ASSIGNMENT=03_masking SUBMISSIONS=folder [GRADES=file.csv] [JOBS=2]"; exit 2; }
 	test -d _build/assignments/$(ASSIGNMENT)/autograder || $(PY) scripts/assignments.py $(ASSIGNMENT)
-	$(PY) scripts/grade_assignments.py $(ASSIGNMENT) $(SUBMISSIONS) $(if $(GRADES),--out $(GRADES))
+	$(ONE_BLAS_THREAD) $(PY) scripts/grade_assignments.py $(ASSIGNMENT) $(SUBMISSIONS) $(if $(GRADES),--out $(GRADES)) --jobs $(or $(JOBS),2)
 
 # Solutions score full marks, unanswered student notebooks 0, each wrong answer of
-# tests/assignments/wrong_answers.py loses its question's points with its message.
+# tests/assignments/wrong_answers.py loses its question's points with its message, its right
+# answers score full marks; one chapter's Gradescope zip is set up from PyPI in a fresh venv
+# and run offline, as Gradescope runs it (tests/assignments/gradescope.py; needs root).
 test-assignments: assignments  ## grade the solutions, the student notebooks and the wrong answers with otter run
 	CHECK_ASSIGNMENTS=1 $(ONE_BLAS_THREAD) timeout 1800 $(PY) -m pytest -q -p no:cacheprovider tests/assignments
 

