@@ -128,7 +128,8 @@ def extreme_inputs(draw):
 @given(args=extreme_inputs())
 def test_property_paths_agree_with_plain_within_the_documented_bound(path, args):
     q, k, v, kwargs = args
-    ref, weights = plain(q, k, v, **kwargs)
+    with np.errstate(over="ignore", invalid="ignore"):  # a non-finite result returns below
+        ref, weights = plain(q, k, v, **kwargs)
     if not np.isfinite(ref).all():
         return  # finite input whose plain result is not finite: the next test's subject
     fn = PATHS[path]
