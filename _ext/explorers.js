@@ -2,8 +2,9 @@
    Sphinx extension _ext/explorers.py adds this script to. Vega, Vega-Lite and Vega-Embed
    are served from the site's own _static/explorers/, next to this file.
 
-   Each <div class="explorer"> holds its Vega-Lite specification, every number included,
-   in a <script type="application/json">; the chart and its controls (labelled native
+   Each <div class="explorer"> names its Vega-Lite specification, every number included,
+   in a <script type="application/json" data-src> (the build moves it out of the page into
+   _static/explorers/data/; in a page written without the build it is inline); the chart and its controls (labelled native
    inputs, bound to the specification's params) replace the fallback note. The chart's
    colours follow the site's theme through the signal `dark`, set here from
    html[data-theme] and updated when the reader switches themes.
@@ -75,8 +76,15 @@
   }
 
   async function draw(box) {
-    await loadLibraries();
-    const spec = JSON.parse(box.querySelector("script.explorer-spec").textContent);
+    // the specification, with its data, is a file of its own (_ext/explorers.py), fetched
+    // with the libraries; a page written without the build keeps it inline
+    const inline = box.querySelector("script.explorer-spec");
+    const [, spec] = await Promise.all([loadLibraries(), inline.dataset.src
+      ? fetch(new URL(inline.dataset.src, document.baseURI)).then((r) => {
+        if (!r.ok) throw new Error(`could not load ${inline.dataset.src}: ${r.status}`);
+        return r.json();
+      })
+      : JSON.parse(inline.textContent)]);
     const target = box.querySelector(".explorer-chart");
     if (target.clientWidth < 560) fitted(spec, target.clientWidth - 2 * (spec.padding || 0));
     const result = await vegaEmbed(target, spec, {

@@ -12,6 +12,10 @@ Every other page loads none of it. The files are copied to `_static/explorers/` 
 of the build, with the three packages' licences; the `sourceMappingURL` comment at the end
 of the minified files is dropped, since the source maps are not shipped.
 
+Each explorer's data is not in the page (issue 28: 110 KB of chapter 4's 909 KB of HTML):
+its specification is written to `_static/explorers/data/<page>-<name>.json`, and the
+page's `<script class="explorer-spec">` only names it (`data-src`); the script fetches it
+with the libraries, when the reader nears the explorer.
 The explorer's output also carries `application/vnd.vegalite.v5+json`, for JupyterLab's own
 renderer. The site uses its `text/html` (myst-nb's priority for HTML), but myst-nb renders
 every type of an output while parsing and warns about the one it has no renderer for,
@@ -35,6 +39,10 @@ PACKAGES = (("vega", "build/vega.min.js"),
             ("vega-lite", "build/vega-lite.min.js"),
             ("vega-embed", "build/vega-embed.min.js"))
 OWN_FILES = ("explorers.js", "explorers.css")
+# An explorer's specification in the page, as lib.explorers.Explorer.to_html writes it.
+SPEC = re.compile(r'(<div class="explorer" id="explorer-(?P<name>[\w-]+)"[^>]*>.*?)'
+                  r'<script type="application/json" class="explorer-spec">(?P<json>.*?)</script>',
+                  re.S)
 SOURCE_MAP = re.compile(rb"\n//# sourceMappingURL=\S+\s*$")
 
 
@@ -68,6 +76,17 @@ def add_assets(app: Sphinx, pagename, templatename, context, doctree) -> None:
         return
     app.builder.add_js_file(f"{STATIC_SUBDIR}/explorers.js", defer="defer")
     app.builder.add_css_file(f"{STATIC_SUBDIR}/explorers.css")
+    data = Path(app.outdir) / "_static" / STATIC_SUBDIR / "data"
+
+    def move_out(match):
+        name = f"{pagename.replace('/', '-')}-{match['name']}.json"
+        data.mkdir(parents=True, exist_ok=True)
+        (data / name).write_text(match["json"].replace("<\\/", "</"), encoding="utf-8")
+        src = context["pathto"](f"_static/{STATIC_SUBDIR}/data/{name}", 1)
+        return (f'{match[1]}<script type="application/json" class="explorer-spec" '
+                f'data-src="{src}"></script>')
+
+    context["body"] = SPEC.sub(move_out, context["body"])
 
 
 def versions(app: Sphinx) -> dict:

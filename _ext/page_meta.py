@@ -9,6 +9,9 @@ engines and a fast first screen (issue 12).
    `width` and `height` (read from the PNG or JPEG file), and all are lazy-loaded but
    a first one above the page's first section heading (which may be the largest paint
    of the first screen; a figure further down would only take bandwidth from it).
+   A figure drawn at twice its shown size (the build's kernels draw 2x PNGs:
+   _ext/quiet_kernels.py) is shown from a 1x copy made here, with the 2x file in its
+   `srcset`: sharp on a 2x display, no heavier on a 1x one (issue 28).
 3. Scripts that the first screen does not need are deferred (see DEFER).
 """
 
@@ -199,6 +202,29 @@ def image_size(path: Path):
     return None
 
 
+# The size a notebook shows a figure at (myst-nb writes the output's metadata as the
+# image's width and height, in px, as an attribute or a style).
+DECLARED = re.compile(
+    r'(?:\swidth="(?P<w>\d+)(?:px)?"\s+height="(?P<h>\d+)(?:px)?"'
+    r'|style="width:\s*(?P<w2>\d+)px;\s*height:\s*(?P<h2>\d+)px;?")')
+ONE_X = {}   # name of a 1x copy in _images/ -> (the 2x file, its shown size)
+
+
+def write_one_x(app: Sphinx, exception) -> None:
+    """The 1x copies of the 2x figures, scaled down with Pillow (matplotlib's own)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    from PIL import Image
+
+    images = Path(app.outdir) / "_images"
+    for name, (source, size) in ONE_X.items():
+        target = images / name
+        if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
+            continue
+        with Image.open(source) as picture:
+            picture.resize(size, Image.Resampling.LANCZOS).save(target, optimize=True)
+
+
 def size_images(app: Sphinx, pagename, templatename, context, doctree) -> None:
     body = context.get("body")
     if not body or "<img" not in body:
@@ -217,11 +243,19 @@ def size_images(app: Sphinx, pagename, templatename, context, doctree) -> None:
         if not (first and match.start() < top) and "loading=" not in tag:
             extra += ' loading="lazy"'
         first = False
-        if src and " width=" not in tag and " height=" not in tag:
-            file = sources.get(Path(src[1]).name)
-            size = image_size(file) if file else None
-            if size:
-                extra += f' width="{size[0]}" height="{size[1]}"'
+        file = sources.get(Path(src[1]).name) if src else None
+        size = image_size(file) if file else None
+        shown = DECLARED.search(tag)
+        w, h = (int(shown["w"] or shown["w2"]), int(shown["h"] or shown["h2"])) if shown else (0, 0)
+        if size and shown and file.suffix == ".png" and size[0] >= 1.5 * w:
+            one_x = f"{Path(src[1]).stem}-1x.png"
+            ONE_X[one_x] = (file, (w, h))
+            small = src[1][: -len(Path(src[1]).name)] + one_x
+            tag = tag.replace(src[0], f' src="{small}" srcset="{small} 1x, {src[1]} 2x"', 1)
+            if shown["w2"]:   # as attributes, so that the stylesheet may shrink it to the column
+                tag = tag.replace(shown[0], f'width="{w}" height="{h}"', 1)
+        elif src and " width=" not in tag and " height=" not in tag and size:
+            extra += f' width="{size[0]}" height="{size[1]}"'
         return tag[:4] + extra + tag[4:]
 
     context["body"] = IMG.sub(fix, body)
@@ -252,5 +286,6 @@ def setup(app: Sphinx):
     app.setup_extension("katex_math")
     app.connect("html-page-context", set_meta)
     app.connect("html-page-context", size_images)
+    app.connect("build-finished", write_one_x)
     app.connect("html-page-context", defer_scripts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -5,6 +5,12 @@ TCP; ipykernel 7 then logs "Kernel is running over TCP without encryption" once 
 notebook. The kernels are on 127.0.0.1 and live for one build, so the build's kernel spec
 (`_ext/jupyter/kernels/python3/kernel.json`, found through JUPYTER_PATH) starts ipykernel
 with its own log at ERROR; cell output, warnings included, is unaffected.
+
+The same kernel spec draws the site's figures at twice their size in pixels
+(`--InlineBackend.figure_formats=retina`: a PNG of 200 dpi that the notebook shows at the
+size of a 100 dpi one): sharp on a 2x display (issue 28). `_ext/page_meta.py` gives each such
+figure a 1x copy and a `srcset`. The committed .ipynb references (`make notebooks`) are
+not affected.
 """
 
 import os

@@ -312,3 +312,39 @@ def test_the_temperature_slider_says_E_and_the_checkbox_is_a_24_px_target(open_p
     assert box.locator(".explorer-now").inner_text().startswith("E = 2,")
     checkbox = box.get_by_role("checkbox").bounding_box()
     assert checkbox["width"] >= 24 and checkbox["height"] >= 24, checkbox
+
+
+# 3. Figures sharp on a 2x display -----------------------------------------------------------
+
+# The pixels of the file the browser chose (an <img> with a srcset reports its width
+# divided by the candidate's density), and the width it is shown at.
+FIGURES = """async () => Promise.all([...document.querySelectorAll('.bd-article .cell_output img')]
+  .map(async (img) => {
+    const file = new Image();
+    file.src = img.currentSrc;
+    await file.decode();
+    return {src: img.currentSrc.split('/').pop(), natural: file.naturalWidth,
+            shown: img.getBoundingClientRect().width, srcset: img.getAttribute('srcset') || ''};
+  }))"""
+
+
+@pytest.mark.parametrize("page", ["notebooks/01_span.html", "notebooks/04_scaling.html"])
+def test_notebook_figures_have_a_2x_source_on_a_2x_display(open_page, page):
+    tab = open_page(page, {**DESKTOP, "device_scale_factor": 2})
+    tab.evaluate(LAY_OUT_ALL)
+    tab.evaluate("""async () => { for (const img of document.querySelectorAll('.bd-article img')) {
+        img.loading = 'eager'; await img.decode().catch(() => {}); } }""")
+    figures = tab.evaluate(FIGURES)
+    assert figures, "no figure"
+    soft = [f for f in figures if f["natural"] < 1.9 * f["shown"] or " 2x" not in f["srcset"]]
+    assert not soft, soft[:3]
+
+
+def test_notebook_figures_load_their_1x_copy_on_a_1x_display(open_page):
+    tab = open_page("notebooks/01_span.html", DESKTOP)
+    tab.evaluate(LAY_OUT_ALL)
+    tab.evaluate("""async () => { for (const img of document.querySelectorAll('.bd-article img')) {
+        img.loading = 'eager'; await img.decode().catch(() => {}); } }""")
+    figures = tab.evaluate(FIGURES)
+    assert figures and all(f["src"].endswith("-1x.png") for f in figures), figures[:3]
+    assert all(f["natural"] < 1.2 * f["shown"] + 1 for f in figures), figures[:3]
