@@ -6,12 +6,25 @@ binder     A copy of the repository's files (what Binder checks out) and a fresh
            repo2docker does; then every notebooks/*.ipynb reference runs through a Jupyter
            kernel of that environment and its outputs are compared with the stored ones by
            nbval (pytest --nbval, configured in pyproject.toml).
+jupyterlab Then, in that environment, the pinned JupyterLab (requirements-jupyterlab.txt, as
+           Binder's image has it) serves the checkout, and Debian's Chromium (Playwright)
+           opens every notebooks/reader/ and notebooks/student/ notebook through the URL a
+           Binder button uses (lab/tree/<path>), one after another. It fails on raw MyST in
+           a rendered Markdown cell, solution text visible without a click (reader) or
+           present at all (student), an explorer not drawn as a Vega-Lite chart, a notebook
+           marked modified on opening (other than by the PNG JupyterLab's Vega renderer
+           stores beside a chart), or an error when a student notebook runs (Run All; the
+           reader notebooks run in the colab check). Screenshots of each first screen:
+           _build/screenshots/jupyterlab/. `--jupyterlab-open FOLDER` opens another folder
+           of the checkout instead (e.g. `notebooks`, the references, to see it fail).
 colab      A fresh environment with only a Colab-like base (numpy, matplotlib, ipykernel, at
            the versions requirements.txt pins, and a stand-in `google.colab` module imported
-           at kernel start, as Colab does). Each reference notebook runs alone in an empty
-           folder, like an upload to Colab: its first cell installs the course with pip from
-           a local git clone (the repository address of _config.yml swapped for file:// of
-           the clone) and the notebook then runs to the end.
+           at kernel start, as Colab does). Each reader notebook (what Colab's buttons open)
+           runs alone in an empty folder, like an upload to Colab: its first cell installs
+           the course with pip from a local git clone (the repository address of
+           _config.yml swapped for file:// of the clone) and the notebook then runs to the
+           end. Colab renders Markdown itself, so the reader and student files are checked
+           for raw MyST in their Markdown cells.
 downloads  In the built sites (_build/html, and _build/student/html), the .ipynb and .md
            that each notebook page's download button offers are the committed files
            (notebooks/reader/<name>.ipynb and the source notebooks/<name>.md;
@@ -22,7 +35,7 @@ assignment A student notebook of `make assignments` (03_masking), alone with its
            on Colab, in a Colab-like environment without otter: its first cell installs the
            course and otter-grader, and its grader.check cells pass with the answers filled in.
 
-    python scripts/launch_check.py binder colab downloads assignment   # all four (the default)
+    python scripts/launch_check.py binder jupyterlab colab downloads assignment   # all (the default)
 
 Work folders (virtual environments, the clone) are in _build/launch/, made afresh each run;
 binder, colab and assignment run at the same time (so that the assignment check does not
@@ -39,9 +52,11 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from urllib.parse import unquote, urljoin
 
@@ -52,6 +67,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "_build" / "launch"
 PYTHON = os.environ.get("LAUNCH_PYTHON", "python3")   # the interpreter of runtime.txt's version
 REFERENCES = sorted((ROOT / "notebooks").glob("*.ipynb"))
+READERS = sorted((ROOT / "notebooks" / "reader").glob("*.ipynb"))   # what Colab's buttons open
 COLAB_BASE = ("numpy", "matplotlib", "ipykernel")
 PIP_CACHE = subprocess.run([sys.executable, "-m", "pip", "cache", "dir"], capture_output=True,
                            text=True).stdout.strip() or str(Path.home() / ".cache" / "pip")
@@ -121,6 +137,14 @@ def venv(log: Log, path: Path, env: dict) -> Path:
 
 
 # ---------------------------------------------------------------------------- binder
+def binder_env(work: Path) -> dict:
+    env = clean_env(JUPYTER_CONFIG_DIR=work / "jupyter-config", IPYTHONDIR=work / "ipython",
+                    HOME=work / "home")
+    env["PATH"] = f"{work / 'venv' / 'bin'}{os.pathsep}{env['PATH']}"
+    env["VIRTUAL_ENV"] = str(work / "venv")
+    return env
+
+
 def check_binder() -> str:
     log, work = Log("binder"), WORK / "binder"
     repo = work / "repo"
@@ -219,8 +243,15 @@ def check_colab() -> str:
 
     address = f"git+{repo['url']}@{repo['branch']}"
     local = f"git+{clone.as_uri()}@{repo['branch']}"
-    for reference in REFERENCES:
+    for reference in READERS:
         nb = nbformat.read(reference, as_version=4)
+        for edition in ("reader", "student"):      # Colab renders Markdown itself: the file
+            opened = nb if edition == "reader" else nbformat.read(
+                ROOT / "notebooks" / "student" / reference.name, as_version=4)
+            raw = [m[0] for c in opened.cells if c.cell_type == "markdown"
+                   for m in RAW_SOURCE.finditer(c.source)]
+            if raw:
+                raise CheckFailed(f"colab: {edition} {reference.name} has raw MyST: {raw[:3]}")
         first = next(c for c in nb.cells if c.cell_type == "code")
         if address not in first.source:
             raise CheckFailed(f"colab: {reference.name}'s first code cell does not install {address}")
@@ -237,7 +268,8 @@ def check_colab() -> str:
         first_outputs = "".join(o.get("text", "") for o in first.outputs)
         if "Successfully" not in first_outputs and "ERROR" in first_outputs:
             raise CheckFailed(f"colab: {reference.name}: the install cell printed {first_outputs!r}")
-    return f"colab: {len(REFERENCES)} notebooks installed the course from a clone and ran to the end"
+    return (f"colab: {len(READERS)} reader notebooks installed the course from a clone and ran to "
+            f"the end; no raw MyST in them or the student notebooks")
 
 
 # ------------------------------------------------------------------------ assignment
@@ -296,6 +328,239 @@ def check_assignment() -> str:
             f"{len(checks)} grader.check cells passed")
 
 
+# ------------------------------------------------------------------------ jupyterlab
+# Raw MyST a reader would see in a rendered Markdown cell (its text, so a role shows as
+# "{glue:text}masking_L" and a colon fence as ":::{admonition}"), or in a Markdown cell's
+# source (the Colab check, which has no renderer).
+RAW_RENDERED = re.compile(r"\{(?:glue|ref|numref|cite|doc|eq|study-time|core-path|math)[:}]"
+                          r"|\{(?:exercise|solution|solution-start|solution-end|admonition)\}"
+                          r"|^\s*:{3,}|^\s*\([\w-]+\)=\s*$|^\s*:label:", re.M)
+RAW_SOURCE = re.compile(r"\{[\w:.-]+\}`|^\s*(?:`{3,}|:{3,})\s*\{[\w:-]+\}|^\s*\([\w-]+\)=\s*$", re.M)
+EDITIONS = ("notebooks/reader", "notebooks/student")   # a folder named student: no solutions
+SCREENSHOTS = ROOT / "_build" / "screenshots" / "jupyterlab"
+# The learner's JupyterLab, with two settings for the check only: every cell kept in the page
+# (JupyterLab 4 renders only the cells near the viewport by default) and no news toast.
+LAB_OVERRIDES = {
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+}
+# What the page shows of a notebook, read in the browser: each rendered Markdown cell's text
+# (all of it, and only what shows without a click: a closed <details> shows its summary),
+# each code cell's source and outputs unless collapsed, the explorers' charts, the tab's
+# modified mark, and the model's error outputs.
+READ_NOTEBOOK = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const shown = (el) => { const c = el.cloneNode(true);
+    c.querySelectorAll('details:not([open]) > :not(summary)').forEach(n => n.remove());
+    return c.textContent; };
+  const markdown = [...panel.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown')];
+  const code = [...panel.querySelectorAll('.jp-CodeCell')].map(cell => [
+    cell.querySelector('.jp-InputPlaceholder') ? '' : (cell.querySelector('.cm-content')?.textContent || ''),
+    cell.querySelector('.jp-OutputPlaceholder') ? '' : (cell.querySelector('.jp-OutputArea')?.textContent || '')]);
+  return {
+    markdown: markdown.map(el => el.textContent),
+    shown: markdown.map(shown).concat(code.flat()),
+    charts: panel.querySelectorAll('.jp-RenderedVegaCommon5 canvas, .jp-RenderedVegaCommon5 svg, .vega-embed canvas, .vega-embed svg').length,
+    dirty: document.querySelectorAll('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-dirty').length,
+  };
+}"""
+MODEL_ERRORS = """() => {
+  const model = window.jupyterapp.shell.currentWidget.content.model, errors = [];
+  for (let i = 0; i < model.cells.length; i++) {
+    const cell = model.cells.get(i);
+    if (cell.type === 'code') for (const o of cell.outputs.toJSON())
+      if (o.output_type === 'error') errors.push(`cell ${i}: ${o.ename}: ${o.evalue}`);
+  }
+  return errors;
+}"""
+NOTEBOOK_JSON = "() => window.jupyterapp.shell.currentWidget.content.model.toJSON()"
+BUSY = "() => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-InputPrompt').length === 0 || [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-InputPrompt')].some(p => p.textContent.includes('*'))"
+
+
+def explorer_count(nb) -> int:
+    return sum("application/vnd.vegalite.v5+json" in o.get("data", {})
+               for c in nb.cells for o in c.get("outputs", []))
+
+
+def only_vega_png_added(opened: dict, nb) -> bool:
+    """Whether the notebook JupyterLab holds differs from the file only by the PNG that
+    JupyterLab's Vega renderer stores beside each chart it draws (for viewers without Vega):
+    the one change opening makes that the file cannot prevent."""
+    def numbers(value):   # JavaScript has one number type: 1.0 in the file is 1 in the page
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, dict):
+            return {k: numbers(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [numbers(v) for v in value]
+        return value
+
+    def joined(value):   # a multiline string as one string, as nbformat reads it
+        return "".join(value) if isinstance(value, list) else value
+
+    def cells(cells):
+        out = []
+        for cell in cells:
+            outputs = []
+            for o in cell.get("outputs", []):
+                o = json.loads(json.dumps(o))
+                if "text" in o:
+                    o["text"] = joined(o["text"])
+                if "data" in o:
+                    o["data"] = {k: joined(v) for k, v in o["data"].items()}
+                if "application/vnd.vegalite.v5+json" in o.get("data", {}):
+                    o["data"].pop("image/png", None)
+                outputs.append(o)
+            out.append((cell["cell_type"], joined(cell["source"]),
+                        json.dumps(numbers(outputs), sort_keys=True)))
+        return out
+    a, b = cells(opened["cells"]), cells(nb["cells"])
+    return (a == b
+            and opened["metadata"].get("kernelspec") == nb.metadata.get("kernelspec"))
+
+
+def lab_problems(edition: str, name: str, seen: dict, nb) -> list[str]:
+    """What is wrong with one notebook as JupyterLab shows it."""
+    sys.path.insert(0, str(ROOT))
+    from tests.edition_text import needles, squash
+    problems = []
+    raw = [m[0] for text in seen["markdown"] for m in RAW_RENDERED.finditer(text)]
+    if raw:
+        problems.append(f"raw MyST in {len(raw)} places, e.g. {raw[:3]}")
+    md = ROOT / "notebooks" / f"{name}.md"
+    if md.exists():
+        text = squash("\n".join(seen["markdown"] if edition == "student" else seen["shown"]))
+        visible = [n for n in needles(md) if squash(n) in text]
+        if visible:
+            where = "present" if edition == "student" else "visible without a click"
+            at = text.index(squash(visible[0]))
+            problems.append(f"{len(visible)} solution passages {where}, e.g. "
+                            f"...{text[max(0, at - 150):at + 100]}...")
+    if seen["dirty"] and not (explorer_count(nb) and only_vega_png_added(seen["model"], nb)):
+        problems.append("marked modified on opening")
+    if explorer_count(nb) and seen["charts"] < explorer_count(nb):
+        problems.append(f"{explorer_count(nb)} explorers but {seen['charts']} Vega-Lite charts drawn")
+    return problems
+
+
+def shut_down_kernels(base: str, token: str) -> None:
+    """One kernel at a time: each notebook's kernel stops when its page is done."""
+    headers = {"Authorization": f"token {token}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{base}/api/kernels", headers=headers)) as r:
+        kernels = json.load(r)
+    for kernel in kernels:
+        urllib.request.urlopen(urllib.request.Request(f"{base}/api/kernels/{kernel['id']}",
+                                                      headers=headers, method="DELETE"))
+
+
+def check_jupyterlab(folders=None, log: Log | None = None) -> str:
+    """Every reader and student notebook opened in the pinned JupyterLab of the Binder-like
+    environment (check_binder's), in Debian's Chromium, through the URL a Binder button
+    uses; the student notebooks also run (Run All)."""
+    from playwright.sync_api import sync_playwright
+
+    work = WORK / "binder"
+    repo, python = work / "repo", work / "venv" / "bin" / "python"
+    if not python.exists():
+        raise CheckFailed("jupyterlab: no Binder-like environment: run the binder check first")
+    log = log or Log("jupyterlab")
+    env = binder_env(work)
+    log.run(python, "-m", "pip", "install", "--quiet", "-r", ROOT / "requirements-jupyterlab.txt", env=env)
+    settings = work / "venv" / "share" / "jupyter" / "lab" / "settings"
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "overrides.json").write_text(json.dumps(LAB_OVERRIDES, indent=1))
+    folders = folders or EDITIONS
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token = "launch-check"
+    server_log = (WORK / "jupyterlab-server.log").open("w")
+    server = subprocess.Popen(
+        [python, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={repo}",
+         "--LabApp.expose_app_in_browser=True",
+         *(["--allow-root"] if os.geteuid() == 0 else [])],   # a CI container runs as root
+        cwd=repo, env=env, stdout=server_log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    failures, opened, started = [], 0, time.monotonic()
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise CheckFailed(f"jupyterlab: the server stopped: {WORK / 'jupyterlab-server.log'}")
+                time.sleep(0.5)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+            context = browser.new_context(viewport={"width": 1280, "height": 800})
+            page = context.new_page()
+            for folder in folders:
+                edition = "student" if Path(folder).name == "student" else "reader"
+                for k, path in enumerate(sorted((repo / folder).glob("*.ipynb"))):
+                    rel = path.relative_to(repo).as_posix()
+                    nb = nbformat.read(path, as_version=4)
+                    t0 = time.monotonic()
+                    if k == 0:
+                        # what a Binder button opens (urlpath=lab/tree/<path>), a fresh workspace
+                        page.goto(f"{base}/lab/tree/{rel}?reset&token={token}")
+                    else:   # the same app opens the next one (a page load per notebook is slow)
+                        page.evaluate("async (path) => { const app = window.jupyterapp;"
+                                      " for (const w of [...app.shell.widgets('main')]) w.dispose();"
+                                      " await app.commands.execute('docmanager:open', {path}); }", rel)
+                    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell", timeout=60000)
+                    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60000)
+                    if explorer_count(nb):
+                        try:
+                            page.wait_for_selector(".jp-RenderedVegaCommon5 canvas, .jp-RenderedVegaCommon5 svg, .vega-embed canvas, .vega-embed svg", timeout=15000)
+                        except Exception:  # noqa: BLE001 - counted as a problem below
+                            pass
+                    page.wait_for_timeout(1500)     # MathJax, and a metadata rewrite if any
+                    page.screenshot(path=SCREENSHOTS / f"{rel.replace('/', '-')}.png")
+                    # and the first exercise, with its folded solution or its answer cell
+                    exercise = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) "
+                                            ".jp-MarkdownCell strong", has_text=re.compile(r"^Exercise \d"))
+                    if exercise.count():
+                        exercise.first.scroll_into_view_if_needed()
+                        page.screenshot(path=SCREENSHOTS / f"{rel.replace('/', '-')}-exercise.png")
+                    seen = page.evaluate(READ_NOTEBOOK)
+                    seen["model"] = page.evaluate(NOTEBOOK_JSON)
+                    problems = lab_problems(edition, path.stem, seen, nb)
+                    if edition == "student":            # not run elsewhere: Run All
+                        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+                        page.wait_for_timeout(1000)
+                        page.wait_for_function(f"!({BUSY})()", timeout=900000, polling=1000)
+                        errors = page.evaluate(MODEL_ERRORS)
+                        if errors:
+                            problems.append(f"Run All: {errors[:2]}")
+                    with log.path.open("a") as out:
+                        out.write(f"{edition} {path.stem}: {'; '.join(problems) or 'ok'} "
+                                  f"[{time.monotonic() - t0:.0f} s]\n")
+                    failures += [f"{edition} {path.stem}: {p}" for p in problems]
+                    opened += 1
+                    shut_down_kernels(base, token)
+            browser.close()
+    except CheckFailed:
+        raise
+    except Exception as error:  # noqa: BLE001 - a page that does not load is the check's failure
+        raise CheckFailed(f"jupyterlab: {type(error).__name__}: {error}") from error
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        server_log.close()
+    if failures:
+        raise CheckFailed(f"jupyterlab: {len(failures)} problems in {opened} notebooks "
+                          f"(screenshots in {SCREENSHOTS.relative_to(ROOT)}):\n  " + "\n  ".join(failures))
+    return (f"jupyterlab: {opened} notebooks opened in JupyterLab, no raw MyST, solutions folded "
+            f"or absent, explorers drawn, none modified, student notebooks ran "
+            f"[{time.monotonic() - started:.0f} s]")
+
+
 # ------------------------------------------------------------------------- downloads
 LINK = re.compile(r'<a\s[^>]*href="([^"]+)"')
 
@@ -333,17 +598,33 @@ def check_downloads(sites: dict) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("checks", nargs="*", choices=["binder", "colab", "downloads", "assignment", []],
-                        help="which checks (default: all four)")
+    parser.add_argument("checks", nargs="*",
+                        choices=["binder", "jupyterlab", "colab", "downloads", "assignment", []],
+                        help="which checks (default: all five; jupyterlab runs after binder, in "
+                             "its environment, or alone in the one binder left)")
+    parser.add_argument("--jupyterlab-open", action="append", metavar="FOLDER",
+                        help="a folder of the Binder checkout whose notebooks to open (default: "
+                             "notebooks/reader and notebooks/student; one named student is "
+                             "checked as a student edition)")
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--student-site", type=Path, default=ROOT / "_build" / "student" / "html")
     args = parser.parse_args(argv)
-    args.checks = args.checks or ["binder", "colab", "downloads", "assignment"]
+    args.checks = args.checks or ["binder", "jupyterlab", "colab", "downloads", "assignment"]
+    folders = args.jupyterlab_open
     for name in ("binder", "colab", "assignment"):
         if name in args.checks:
             shutil.rmtree(WORK / name, ignore_errors=True)
             (WORK / name).mkdir(parents=True)
-    jobs = {"binder": check_binder, "colab": check_colab, "assignment": check_assignment,
+    def binder_then_jupyterlab():
+        done = check_binder()
+        try:
+            return done + "\nok    " + check_jupyterlab(folders)
+        except CheckFailed as error:
+            raise CheckFailed(f"{done}\nFAIL  {error}") from error
+
+    jobs = {"binder": binder_then_jupyterlab if "jupyterlab" in args.checks else check_binder,
+            "jupyterlab": lambda: check_jupyterlab(folders),
+            "colab": check_colab, "assignment": check_assignment,
             "downloads": lambda: check_downloads({
                 "full edition": (args.site, ROOT / "notebooks" / "reader"),
                 "student edition": (args.student_site, ROOT / "notebooks" / "student")})}
@@ -352,7 +633,8 @@ def main(argv=None) -> int:
         started = time.monotonic()
         # downloads takes a moment: first, so that binder, colab and assignment then share
         # the three workers
-        order = sorted(args.checks, key=lambda name: name != "downloads")
+        order = sorted((c for c in args.checks if c != "jupyterlab" or "binder" not in args.checks),
+                       key=lambda name: name != "downloads")
         futures = {pool.submit(jobs[name]): name for name in order}
         for future in concurrent.futures.as_completed(futures):
             try:

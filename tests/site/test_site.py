@@ -119,7 +119,10 @@ def test_page_weighs_at_most_2_MB(visits, page):
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
 def test_notebook_page_has_launch_and_download_buttons(visits, page):
     v = visits[page]
-    ipynb = page.replace(".html", ".ipynb")
+    # each edition's buttons open its own Jupyter notebook (scripts/jupyter_notebooks.py)
+    edition = "student" if "student" in site_dir().parts else "reader"
+    folder, name = page.rsplit("/", 1)
+    ipynb = f"{folder}/{edition}/{name.replace('.html', '.ipynb')}"
     binder = (f"https://mybinder.org/v2/gh/{REPOSITORY}/{BRANCH}"
               f"?urlpath=lab/tree/{ipynb}")
     colab = f"https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/{ipynb}"
@@ -131,6 +134,8 @@ def test_notebook_page_has_launch_and_download_buttons(visits, page):
         assert any(link.endswith(f"/_sources/{download}") for link in v.links), (
             f"{page}: no download link for {download}")
         assert (site_dir() / "_sources" / download).is_file()
+    served = (site_dir() / "_sources" / page.replace(".html", ".ipynb")).read_bytes()
+    assert served == (ROOT / ipynb).read_bytes(), f"{page}: the .ipynb download is not {ipynb}"
 
 
 def test_totals_are_zero(visits):
