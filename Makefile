@@ -227,7 +227,7 @@ launch-check: $(STAMP) $(SITE_STAMP) assignments  ## Binder (and its notebooks i
 
 # Assign and grade (otter-grader, pinned in requirements-assign.txt, installed into .venv here
 # only). scripts/assignments.py turns each notebooks/<name>.md into otter's input notebook
-# (its exercises as questions, the remove-cell test cells beside them as tests) and runs
+# (its exercises as questions, tests/assignments/questions/<label>.py as their tests) and runs
 # `otter assign`: _build/assignments/<name>/student/ and autograder/ (Gradescope's zip).
 # `make grade` runs `otter run` (no Docker) on every .ipynb of SUBMISSIONS into one CSV.
 ASSIGN_STAMP := $(VENV)/.assign-stamp

@@ -13,10 +13,10 @@ documentation describes. What it reads in the source:
   `{solution-end}`) is otter's solution block. In a code cell, otter's own markers say which
   lines the student writes (`# BEGIN SOLUTION` / `# END SOLUTION`, or `# SOLUTION` at the
   end of a line); a solution code cell without any marker is the answer as a whole.
-- The tests are code cells inside the solution that open with otter's test configuration
-  (`\"\"\" # BEGIN TEST CONFIG`, then `hidden`, `failure_message`, `\"\"\" # END TEST
-  CONFIG`), tagged `remove-cell`: the site never shows them, notebooks/student/ drops them
-  with the solution, and the book build runs them against the solution.
+- The tests are tests/assignments/questions/<label>.py (or ASSIGNMENT_TESTS/<label>.py): a
+  docstring with `points: N`, then `# %%` cells in otter's test format (`\"\"\" # BEGIN TEST
+  CONFIG`, then `points`, `hidden`, `failure_message`, `\"\"\" # END TEST CONFIG`). A test
+  cell left in a notebook's solution counts only for a question without such a file.
 - MyST that Jupyter does not render becomes Markdown by the converter that also writes
   notebooks/reader/ and notebooks/student/ (scripts/jupyter_notebooks.py): glued values as
   the page prints them, references and citations as their text, admonitions as quotes.
@@ -63,6 +63,7 @@ OTTER_MARK = re.compile(r"#\s*(BEGIN SOLUTION|END SOLUTION|SOLUTION)\s*$", re.M)
 WRITTEN_PART = re.compile(r"\?|\b(?:[Ee]xplain|[Ww]hy|[Gg]ive|[Ss]ay|[Dd]escribe|[Cc]ompare)\b")
 CODE_KINDS = ("Code", "Pen and paper, then code")
 POINTS = {"auto": 2, "manual": 2}  # the defaults; a question file's `points:` overrides
+WRITTEN_POINTS = 1  # the written part of a code exercise, graded by hand
 # The question files; ASSIGNMENT_TESTS=/private/folder builds the zips from a private copy
 # (same file names), so that the hidden tests need not be the public repository's.
 QUESTIONS = Path(os.environ.get("ASSIGNMENT_TESTS") or ROOT / "tests" / "assignments" / "questions")
@@ -157,11 +158,6 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
     def close_question(gated_solution: bool):
         label = state["question"]
         cells.append(raw("# BEGIN SOLUTION"))
-        if questions[label]["kind"] == "auto" and WRITTEN_PART.search(questions[label]["prompt"]) \
-                and not any(c.cell_type == "markdown" for c in state["solution"]):
-            # the written part of a code exercise ("why ...?"): its own answer cell, after the code
-            state["solution"].append(nbformat.v4.new_markdown_cell(
-                "*The written part of this exercise: the book's solution discusses it.*"))
         cells.extend(state["solution"])
         cells.append(raw("# END SOLUTION"))
         if state["tests"]:
@@ -169,6 +165,20 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             cells.extend(state["tests"])
             cells.append(raw("# END TESTS"))
         cells.append(raw("# END QUESTION"))
+        if questions[label]["kind"] == "auto" and WRITTEN_PART.search(questions[label]["prompt"]):
+            # the written part of a code exercise ("which head ...?", "give the shape"): a manual
+            # question of its own, so that it has an answer cell and a column in the grades
+            written = f"{label}-written"
+            cells.append(raw("# BEGIN QUESTION\n" + yaml.safe_dump(
+                {"name": written, "manual": True, "points": WRITTEN_POINTS}, sort_keys=False)))
+            cells.append(nbformat.v4.new_markdown_cell(
+                f"**{book.labels[label].number}, in words** (`{written}`): answer here what the exercise"
+                " asks in words (the questions and explanations it asks for)."))
+            cells.extend([raw("# BEGIN SOLUTION"), nbformat.v4.new_markdown_cell(
+                "*The book's solution to this exercise discusses it.*"), raw("# END SOLUTION"),
+                raw("# END QUESTION")])
+            questions[written] = {"kind": "manual", "tests": 0, "hidden": 0,
+                                  "points": WRITTEN_POINTS, "prompt": ""}
         kind = questions[label]["kind"]
         if kind == "auto" and not (questions[label]["tests"] and questions[label]["hidden"]
                                    and questions[label]["tests"] > questions[label]["hidden"]):

@@ -131,7 +131,8 @@ def write_feedback(name: str, result: dict, path: Path, student: str) -> None:
                   "question scored 0.", ""]
     for q, q_info in info.items():
         if q_info["kind"] != "auto":
-            lines.append(f"- **{q}** (pen and paper): graded by hand, out of {q_info['points']}.")
+            what = "in words" if q.endswith("-written") else "pen and paper"
+            lines.append(f"- **{q}** ({what}): graded by hand, out of {q_info['points']}.")
             continue
         score = float(result["scores"].get(q, 0.0) or 0.0)
         lines.append(f"- **{q}**: {score:g} / {q_info['points']}")
@@ -149,11 +150,13 @@ def write_answers(notebook: Path, path: Path, student: str) -> None:
     nb = nbformat.read(notebook, as_version=4)
     lines, current = [f"# Answers of {student} ({notebook.name})", ""], None
     for cell in nb.cells:
-        heading = re.search(r"\*\*(Exercise [\d.]+)\*\* \(`([\w-]+)`\)", cell.source)
+        heading = re.search(r"\*\*(Exercise [\d.]+(?:, in words)?)\*\* \(`([\w-]+)`\)",
+                            cell.source)
         if cell.cell_type == "markdown" and heading:
             current = heading[2]
-            prompt = cell.source[heading.start():].split("\n\n")[:2]
-            lines += [f"## {heading[1]} ({current})", "", *(f"> {p}" for p in prompt), ""]
+            prompt = "\n\n".join(cell.source[heading.start():].split("\n\n")[:2])
+            lines += [f"## {heading[1]} ({current})", "",
+                      *(f"> {line}".rstrip() for line in prompt.splitlines()), ""]
         elif current and "otter_answer_cell" in cell.metadata.get("tags", []):
             if cell.cell_type == "markdown":
                 lines += [cell.source, ""]

@@ -259,7 +259,6 @@ def log_softmax_lse(x, axis=-1):
         "chapter": "06_multi_head",
         "question": "multi-head-ex-one-head",
         "message": "other blocks, strides or a missing bias mix the heads",
-        "keeps": 1,
         "answer": '''
 total = np.zeros((L, Dout))
 for h in range(H):
