@@ -89,6 +89,22 @@ def test_a_tap_leaves_no_tooltip_over_the_header(open_page):
     assert shown.count() == 0, shown.all_inner_texts()
 
 
+# 9. The sidebar shows the book's title on load --------------------------------------------
+
+def test_the_sidebar_is_not_pre_scrolled_when_the_chapter_is_in_view(open_page):
+    tab = open_page(CHAPTER, DESKTOP)
+    tab.wait_for_timeout(300)
+    state = tab.evaluate("""() => {
+      const bar = document.querySelector('div.bd-sidebar');
+      const brand = bar.querySelector('.navbar-brand').getBoundingClientRect();
+      const link = [...bar.querySelectorAll('.bd-docs-nav .active')].pop().getBoundingClientRect();
+      return {scrollTop: bar.scrollTop, brandTop: brand.top, barTop: bar.getBoundingClientRect().top,
+              linkBottom: link.bottom, height: window.innerHeight};
+    }""")
+    assert state["scrollTop"] == 0, state
+    assert state["brandTop"] >= state["barTop"] and state["linkBottom"] <= state["height"], state
+
+
 # 5. Keyboard focus is visible on every header control --------------------------------------
 
 FOCUS_RING = """(el) => {
