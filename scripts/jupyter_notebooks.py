@@ -497,9 +497,18 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography):
                 if others:
                     new.metadata["tags"] = others
                 collapse(new)
-            if state["gated"]:
+            if state["gated"]:       # collapsed, JupyterLab shows a cell's first line: a title
+                number = book.labels[state["gated"]].number if state["gated"] in book.labels else ""
+                new.source = f"# Solution to {number} (click to show the code)\n{new.source}"
                 collapse(new)
             if "hide-cell" in tags:
+                # the page's button says what the collapsed cell checks; JupyterLab shows a
+                # collapsed cell's first line, so the same words go there
+                prompt = cell.metadata.get("mystnb", {}).get("code_prompt_show")
+                if prompt:
+                    first, _, rest = new.source.partition("\n")
+                    new.source = (f"{first}\n# {prompt}\n{rest}" if state["gated"]
+                                  else f"# {prompt}\n{new.source}")
                 collapse(new)
             if "hide-input" in tags:
                 collapse(new, outputs=False)

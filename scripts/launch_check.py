@@ -355,7 +355,8 @@ READ_NOTEBOOK = """() => {
     return c.textContent; };
   const markdown = [...panel.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown')];
   const code = [...panel.querySelectorAll('.jp-CodeCell')].map(cell => [
-    cell.querySelector('.jp-InputPlaceholder') ? '' : (cell.querySelector('.cm-content')?.textContent || ''),
+    cell.querySelector('.jp-InputPlaceholder') ? cell.querySelector('.jp-InputPlaceholder').textContent  // its first line
+      : (cell.querySelector('.cm-content')?.textContent || ''),
     cell.querySelector('.jp-OutputPlaceholder') ? '' : (cell.querySelector('.jp-OutputArea')?.textContent || '')]);
   return {
     markdown: markdown.map(el => el.textContent),

@@ -121,7 +121,10 @@ def test_reader_solutions_are_folded(md):
 @pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
 def test_reader_keeps_the_solutions(md):
     text = squash("\n".join(c.source for c in notebook("reader", md).cells))
-    missing = [n for n in needles(md) if squash(n) not in text]
+    # a run of words taken from a cell's YAML option (code_prompt_show: 'the window''s ...')
+    # keeps YAML's quoting, which no reader sees: not looked for
+    shown = [n for n in needles(md) if "''" not in n and not n.endswith("'")]
+    missing = [n for n in shown if squash(n) not in text]
     assert not missing, f"reader {md.stem} lost solution text: {missing[:3]}"
 
 
@@ -167,7 +170,7 @@ def test_student_notebook_needs_nothing_a_dropped_cell_defined(reference):
             continue
         stored, loaded = assigned_and_used(cell.source)
         if cell.id in kept_ids:
-            missing = (loaded & only_dropped) - defined
+            missing = (loaded & only_dropped) - defined - stored   # e.g. its own loop variable
             assert not missing, f"{reference.name}: a cell uses {missing}, defined only in a dropped cell"
             defined |= stored
         else:
