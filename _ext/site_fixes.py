@@ -50,7 +50,15 @@ TAG = re.compile(r"<[^>]+>")
 SOLUTION_TITLE = re.compile(
     r'(<div class="solution dropdown[^"]*"[^>]*>\s*<p class="admonition-title">)(.*?)(</p>)',
     re.S)
-LINK = re.compile(r"</?a\b[^>]*>")
+LINK = re.compile(r"<a\b[^>]*>(.*?)</a>", re.S)
+
+
+def unlinked(title: str) -> str:
+    """A solution's title with its link to the exercise as plain text, still marked as the
+    number Sphinx gave ("Exercise 3.1"), as Sphinx marks a numbered reference."""
+    return LINK.sub(r'<span class="std-numref">\1</span>', title)
+
+
 # sphinx-togglebutton adds its buttons on DOMContentLoaded; this runs after it.
 NAME_TOGGLES = """document.addEventListener("DOMContentLoaded", () => setTimeout(() => {
   for (const b of document.querySelectorAll(".admonition-title > button.toggle-button")) {
@@ -108,7 +116,7 @@ def fix_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
     if "body" in context:
         app.add_js_file(None, body=SIDEBAR_TOP)
         body = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
-        body, solutions = SOLUTION_TITLE.subn(lambda m: m[1] + LINK.sub("", m[2]) + m[3], body)
+        body, solutions = SOLUTION_TITLE.subn(lambda m: m[1] + unlinked(m[2]) + m[3], body)
         context["body"] = body
         if solutions:
             app.add_js_file(None, body=NAME_TOGGLES)
