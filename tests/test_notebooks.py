@@ -222,3 +222,16 @@ def test_the_line_rule_catches_a_long_line_but_not_a_trailing_url():
     assert too_long("x = 1" + " " * 80 + "# a comment")
     assert not too_long('    %pip install "pkg @ git+https://example.org/' + "a" * 60 + '@main"')
     assert too_long("y" * 80 + ' "https://example.org"')
+
+
+@pytest.mark.parametrize("ipynb", REFERENCES, ids=lambda p: p.name)
+def test_a_cells_printed_text_is_one_output_in_the_reference(ipynb):
+    # The kernel flushes a cell's print()s in as many pieces as it happens to; a reference
+    # that kept them apart would change from run to run and show split boxes wherever the
+    # notebook is opened (scripts/strip_timings.py merges them).
+    nb = nbformat.read(ipynb, as_version=4)
+    split = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+             for a, b in zip(c.outputs, c.outputs[1:])
+             if a.output_type == b.output_type == "stream" and a.name == b.name]
+    assert not split, f"{ipynb.name}: cells {split} have one stream in several pieces: " \
+                      f"run `make notebooks NB=notebooks/{ipynb.stem}.md`"
