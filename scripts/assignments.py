@@ -262,8 +262,11 @@ def assignment_config(name: str) -> dict:
         "export_cell": False,
         "run_tests": False,
         "tests": {"files": True},
-        "generate": {"pdf": False, "filtering": False, "show_hidden": True,
-                     "show_stdout": True},
+        # Gradescope shows students no hidden test's code or expected values (their messages
+        # reach them through the instructor's feedback files); Python 3.11 as the course is
+        # tested (gradescope_zip writes its own setup.sh, which installs 3.11)
+        "generate": {"pdf": False, "filtering": False, "show_hidden": False,
+                     "show_stdout": True, "python_version": "3.11"},
         "requirements": "requirements.txt",
         "overwrite_requirements": False,
         "files": [],

@@ -74,6 +74,7 @@ def emulate(zip_path: Path, submissions: list[Path], work: Path | None = None) -
         results.append({"submission": notebook.name, "score": sum(tests.values()),
                         "max_score": sum(t.get("max_score", 0) for t in data["tests"]),
                         "tests": tests,
+                        "visibility": {t["name"]: t.get("visibility") for t in data["tests"]},
                         "output": {t["name"]: t.get("output", "") for t in data["tests"]}})
     return {"setup_seconds": setup_seconds, "results": results, "root": str(root)}
 

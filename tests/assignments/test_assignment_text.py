@@ -37,3 +37,33 @@ def test_numbered_references_are_written_with_their_numbers():
     assert text.splitlines() == [f"as section {hull} does,", f"(Exercise {bounds});",
                                  f"{NUMBERS['fig-span-hull']} shows the outputs."]
     assert re.fullmatch(r"1\.\d+", hull) and NUMBERS["fig-span-hull"].startswith("Fig. 1.")
+
+
+def question_files():
+    return sorted(p for p in assignments.QUESTIONS.glob("*.py")
+                  if p.name not in ("_helpers.py", "conftest.py"))
+
+
+def test_every_question_file_has_teaching_public_tests_and_hidden_tests_holding_its_points():
+    assert len(question_files()) >= 19
+    for path in question_files():
+        points, tests = assignments.question_tests(path.stem)
+        assert 1 <= points <= 4, path.name
+        public = [t for t in tests if not re.search(r"^hidden:\s*true", t, re.M)]
+        hidden = [t for t in tests if re.search(r"^hidden:\s*true", t, re.M)]
+        assert public and hidden, path.name
+        assert all(re.search(r"^points: 0$", t, re.M) for t in public), path.name
+        hidden_points = [int(re.search(r"^points: (\d+)$", t, re.M)[1]) for t in hidden]
+        assert sum(hidden_points) == points, path.name
+        assert all("failure_message" in t for t in tests), path.name
+
+
+def test_gradescope_lock_pins_every_package_by_hash():
+    lines = [line for line in assignments.LOCK.read_text().splitlines()
+             if line and not line.startswith("#")]
+    assert all(re.fullmatch(r"[\w.-]+==[\w.]+ --hash=sha256:[0-9a-f]{64}", line)
+               for line in lines), lines
+    names = {line.split("==")[0].lower() for line in lines}
+    assert f"otter-grader=={assignments.OTTER_VERSION}" in {line.split()[0] for line in lines}
+    assert {"numpy", "scipy", "myst-nb", "ipykernel", "safetensors", "tokenizers"} <= names
+    assert not names & assignments.LOCK_LEAVES_OUT and "torch" not in names

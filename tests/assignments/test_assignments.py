@@ -150,6 +150,24 @@ def test_every_code_exercise_is_autograded_and_every_other_is_manual():
         assert kinds["auto"] >= 19 and kinds["manual"] >= 18
 
 
+def test_gradescope_zips_carry_what_they_need_and_nothing_from_github():
+    import zipfile
+
+    for chapter in CHAPTERS:
+        zips = sorted((ASSIGNMENTS / chapter / "autograder").glob(f"{chapter}-autograder*.zip"))
+        with zipfile.ZipFile(zips[-1]) as z:
+            names = z.namelist()
+            text = {n: z.read(n).decode() for n in names if not n.endswith(".whl")}
+            wheel = next(n for n in names if n.startswith("wheels/attention_as_linear_algebra"))
+            with zipfile.ZipFile(z.open(wheel)) as w:
+                kernel = w.read("lib/attention.py")
+        assert kernel == (ROOT / "lib" / "attention.py").read_bytes(), chapter
+        assert "python3.11 -m venv" in text["setup.sh"] and "--require-hashes" in text["setup.sh"]
+        assert not any("github.com" in t or "git+" in t for t in text.values()), chapter
+        assert json.loads(text["otter_config.json"])["show_hidden"] is False
+        assert ("requirements-model.txt" in names) == (chapter == "08_real_model")
+
+
 def test_student_notebooks_write_references_as_the_book_numbers_them():
     # the book writes "Exercise 1.5", "Fig. 1.1", "section 1.6"; a student notebook once
     # showed "Exercise {number}" and the bare label "fig-span-hull"
@@ -292,3 +310,6 @@ def test_gradescope_zip_installs_and_grades_as_gradescope_runs_it(tmp_path):
     assert wrong_result["tests"][wrong["question"]] == 0
     assert wrong_result["score"] == sum(points(chapter).values()) - points(chapter)[wrong["question"]]
     assert "python3.11" in (tmp_path / "gradescope" / "source" / "setup.sh").read_text()
+    # students see the public tests' summary, never a hidden test's code or expected values
+    assert all(wrong_result["visibility"][q] == "hidden" for q in points(chapter))
+    assert wrong_result["visibility"]["Public Tests"] == "visible"
