@@ -24,6 +24,7 @@ suppressed. The tests check that every explorer output is rendered (tests/site/)
 """
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -116,6 +117,10 @@ def suppress_unknown_mime_warning(app: Sphinx, config) -> None:
 
 
 def setup(app: Sphinx):
+    # The kernels that execute the notebooks inherit this process's environment: with it,
+    # lib.explorers.Explorer also writes the HTML this extension draws from (in Jupyter it
+    # writes the Vega-Lite chart alone, which JupyterLab would otherwise not prefer).
+    os.environ["COURSE_SITE_BUILD"] = "1"
     app.connect("config-inited", suppress_unknown_mime_warning)
     app.connect("builder-inited", check_packages)
     app.connect("html-page-context", add_assets)

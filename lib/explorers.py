@@ -31,6 +31,7 @@ show and what the browser tests compare (1e-6).
 import html
 import json
 import math
+import os
 
 import numpy as np
 
@@ -50,6 +51,11 @@ DECIMALS = 7
 VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 JUPYTER_VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 JUPYTER_MIME = "application/vnd.vegalite.v5+json"
+# Set by the site's Sphinx extension (_ext/explorers.py) in the build's environment, which
+# the kernels that execute the notebooks inherit: only there does an explorer also write
+# the HTML the site draws from. JupyterLab prefers HTML to a Vega-Lite chart, so a notebook
+# run in Jupyter gets the chart (and one line of text where no renderer exists, e.g. Colab).
+SITE_BUILD_ENV = "COURSE_SITE_BUILD"
 
 # Colours for the light and the dark theme, chosen by the signal `dark` (set by
 # _ext/explorers.js from the site's html[data-theme]; false in Jupyter).
@@ -130,8 +136,8 @@ class Explorer:
     >>> e = Explorer("demo", "Demo", "An empty chart.", {"mark": "point"}, "Nothing.")
     >>> print(repr(e))
     Explorer: Demo (interactive on the course's site and in JupyterLab)
-    >>> sorted(e._repr_mimebundle_())
-    ['application/vnd.vegalite.v5+json', 'text/html', 'text/plain']
+    >>> sorted(e._repr_mimebundle_())  # in Jupyter (on the site's build, also text/html)
+    ['application/vnd.vegalite.v5+json', 'text/plain']
     """
 
     def __init__(self, name, title, description, spec, fallback):
@@ -175,14 +181,14 @@ class Explorer:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """What Jupyter and the book see: the chart for front ends with an offline
-        Vega-Lite renderer, the HTML (fallback note on Jupyter, chart on the site),
-        and a fixed line of text, which is what nbval compares."""
+        Vega-Lite renderer, a fixed line of text (what nbval compares, and what a front end
+        without a renderer shows), and, only while the site is built (``SITE_BUILD_ENV``),
+        the HTML the site draws the chart from."""
         jupyter_spec = dict(self.spec, **{"$schema": JUPYTER_VEGA_LITE_SCHEMA})
-        return {
-            "text/plain": repr(self),
-            "text/html": self.to_html(),
-            JUPYTER_MIME: jupyter_spec,
-        }
+        bundle = {"text/plain": repr(self), JUPYTER_MIME: jupyter_spec}
+        if os.environ.get(SITE_BUILD_ENV):
+            bundle["text/html"] = self.to_html()
+        return bundle
 
 
 # ------------------------------------------------------------------ chapter 4: scaling

@@ -192,8 +192,15 @@ def test_controls_are_labelled_native_inputs(explorers, name):
 
 
 @pytest.mark.parametrize("name", BUILDERS)
-def test_display_in_jupyter_and_on_the_site(explorers, name):
+def test_jupyter_gets_the_chart_without_the_html_it_would_prefer(explorers, name, monkeypatch):
+    monkeypatch.delenv(ex.SITE_BUILD_ENV, raising=False)
+    assert sorted(explorers[name]._repr_mimebundle_()) == [ex.JUPYTER_MIME, "text/plain"]
+
+
+@pytest.mark.parametrize("name", BUILDERS)
+def test_display_in_jupyter_and_on_the_site(explorers, name, monkeypatch):
     e = explorers[name]
+    monkeypatch.setenv(ex.SITE_BUILD_ENV, "1")  # as _ext/explorers.py sets it for the build
     bundle = e._repr_mimebundle_()
     # nbval compares a fixed line of text
     assert bundle["text/plain"] == repr(e) and "\n" not in bundle["text/plain"]
@@ -225,3 +232,9 @@ def test_specification_is_valid_vega_lite(explorers, name):
     validator = jsonschema.validators.validator_for(schema)(schema)
     errors = [e.message[:200] for e in validator.iter_errors(explorers[name].spec)]
     assert not errors, errors
+
+
+def test_the_site_build_sets_the_variable_the_explorers_read():
+    # _ext/explorers.py cannot import lib (Sphinx loads it alone): the name is written twice
+    source = (Path(__file__).resolve().parents[1] / "_ext" / "explorers.py").read_text()
+    assert f'os.environ["{ex.SITE_BUILD_ENV}"] = "1"' in source
