@@ -8,11 +8,96 @@ cell that displays the figure (``mystnb: image: alt:`` in the cell's metadata).
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.text import Text
+from matplotlib.ticker import FuncFormatter, NullFormatter
 from scipy.spatial import ConvexHull
 
-__all__ = ["new_figure"]
+__all__ = ["new_figure", "FONT_SIZE", "shown_text_px"]
 
 BACKGROUND = "white"
+
+# Legibility on a phone (issue 28). A notebook shows a figure at 100 CSS px per inch
+# (matplotlib's figure.dpi; the inline backend crops it to its drawn content,
+# bbox_inches="tight", and the build's 2x PNG keeps that size) and the page shrinks it to
+# fit the article's column, 342 CSS px on a phone 390 px wide. Text of s points is then
+# s * 100/72 * min(1, 342 / (100 w)) px high on a figure w inches wide (shown_text_px):
+# FONT_SIZE points give at least MIN_TEXT_PX = 9 px up to w = 6.33 in, so every helper
+# draws at most about 6.2 in wide and writes all its text at FONT_SIZE or more.
+FONT_SIZE = 12
+FIGURE_DPI = 100
+PHONE_COLUMN_PX = 342
+MIN_TEXT_PX = 9
+
+
+def shown_text_px(fontsize, width_in, *, column_px=PHONE_COLUMN_PX, dpi=FIGURE_DPI):
+    """Height in CSS px of text of ``fontsize`` points on a figure shown in a page's column.
+
+    A notebook's figure ``width_in`` inches wide is shown ``dpi * width_in`` CSS px wide,
+    or shrunk to the column's width ``column_px`` when it is wider.
+
+    Parameters
+    ----------
+    fontsize : float
+        Size of the text, in points (1/72 in).
+    width_in : float
+        Width of the figure as drawn (after cropping to its content), in inches.
+    column_px : float, default 342
+        Width of the page's column in CSS px (342 on a 390 px phone, 672 on a laptop).
+    dpi : float, default 100
+        CSS px per inch of the figure at its natural size.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(shown_text_px(12, 6.11), 2)     # a 611 px figure on a phone
+    9.33
+    >>> round(shown_text_px(12, 3.0), 2)      # narrower than the column: natural size
+    16.67
+    """
+    return fontsize / 72 * dpi * min(1.0, column_px / (dpi * width_in))
+
+
+def _plain_log_label(x, pos=None):
+    """A log axis' tick label in plain text, "1000", "0.01" or "1e-07", not a power.
+
+    Matplotlib writes a log axis' ticks as powers (``10^{-7}``, ``2^{10}``) whose
+    exponent is drawn at 70 % of the label's size, too small on a phone.
+    """
+    if x <= 0:
+        return ""
+    if 1e-3 <= x < 1e5:
+        return f"{x:g}"
+    return f"{x:.0e}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e")
+
+
+def _plain_log_ticks(ax):
+    """Label the log-scaled axes of ``ax`` with plain numbers (no exponents, no minor labels)."""
+    for axis in (ax.xaxis, ax.yaxis):
+        if axis.get_scale() == "log":
+            axis.set_major_formatter(FuncFormatter(_plain_log_label))
+            axis.set_minor_formatter(NullFormatter())
+
+
+def _legible(fig, size=FONT_SIZE):
+    """Raise every text of ``fig`` (ticks, labels, titles, legends, notes) to ``size`` points.
+
+    Tick labels are made when the figure is drawn, so their size is set on each axes'
+    tick parameters; every other text is one of the figure's Text artists. Larger
+    texts keep their size.
+    """
+    for ax in fig.axes:
+        for axis, which in ((ax.xaxis, "x"), (ax.yaxis, "y")):
+            labels = axis.get_ticklabels()
+            current = labels[0].get_fontsize() if labels else 0
+            if current < size:
+                ax.tick_params(axis=which, which="both", labelsize=size)
+    for text in fig.findobj(Text):
+        if text.get_fontsize() < size:
+            text.set_fontsize(size)
+    return fig
 
 
 def new_figure(ncols=1, *, width=4.5, height=3.5, **subplots_kw):
@@ -174,9 +259,10 @@ def plot_convex_hull(values, points=(), *, labels=None, point_labels=None, highl
             raise ValueError(f"highlight must have shape (2,), got shape {highlight.shape}")
 
     if ax is None:
-        fig, ax = new_figure(width=7.0, height=4.5)
+        fig, ax = new_figure(width=6.0, height=6.0)
+        own = True
     else:
-        fig = ax.figure
+        fig, own = ax.figure, False
 
     hull = convex_hull_2d(values)
     ax.fill(hull[:, 0], hull[:, 1], facecolor="#c6dbef", edgecolor="#2171b5", linewidth=1.5,
@@ -193,7 +279,7 @@ def plot_convex_hull(values, points=(), *, labels=None, point_labels=None, highl
     span = np.ptp(values, axis=0).max() if S > 1 else 1.0
     offset = 0.04 * (span if span > 0 else 1.0)
     for (x, y), text in zip(values, labels):
-        ax.text(x + offset, y + offset, text, fontsize=12, zorder=5)
+        ax.text(x + offset, y + offset, text, fontsize=FONT_SIZE + 2, zorder=5)
 
     ax.set_aspect("equal", adjustable="datalim")
     ax.margins(0.15)
@@ -204,8 +290,11 @@ def plot_convex_hull(values, points=(), *, labels=None, point_labels=None, highl
     if title is not None:
         ax.set_title(title)
     if point_labels is not None or highlight_label is not None:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9, framealpha=1.0)
-    return fig
+        if own:   # under the axes, so that the figure stays narrow enough for a phone
+            fig.legend(loc="outside lower center", fontsize=FONT_SIZE, framealpha=1.0)
+        else:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), framealpha=1.0)
+    return _legible(fig) if own else fig
 
 
 
@@ -281,8 +370,9 @@ def plot_attention_heatmap(weights, query_labels=None, key_labels=None, ax=None,
 
     if ax is None:
         fig, ax = new_figure(width=max(3.0, 0.9 * S + 1.8), height=max(2.2, 0.7 * L + 1.2))
+        own = True
     else:
-        fig = ax.figure
+        fig, own = ax.figure, False
     cmap = plt.get_cmap(cmap)
     image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=1.0, aspect="equal")
 
@@ -293,7 +383,7 @@ def plot_attention_heatmap(weights, query_labels=None, key_labels=None, ax=None,
             # dark text on light cells, white text on dark ones (by the cell's luminance)
             r, g, b, _ = cmap(float(np.clip(w, 0.0, 1.0)))
             color = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
-            ax.text(j, i, text, ha="center", va="center", color=color, fontsize=10)
+            ax.text(j, i, text, ha="center", va="center", color=color, fontsize=FONT_SIZE)
 
     ax.set_xticks(range(S), key_labels)
     ax.set_yticks(range(L), query_labels)
@@ -310,7 +400,7 @@ def plot_attention_heatmap(weights, query_labels=None, key_labels=None, ax=None,
         ax.set_title(title)
     if colorbar:
         fig.colorbar(image, ax=ax, label="attention weight", shrink=0.9)
-    return fig
+    return _legible(fig) if own else fig
 
 
 
@@ -405,7 +495,7 @@ def plot_mask_and_weights(mask, weights, *, item_titles=None, query_labels=None,
                                cmap=mask_cmap, colorbar=False)
         plot_attention_heatmap(weights[n], query_labels, key_labels, ax=axes[2 * n + 1],
                                title="weights" + suffix, colorbar=True)
-    return fig
+    return _legible(fig)
 
 
 # --- variance scaling notebook (04) -------------------------------------------------
@@ -485,7 +575,8 @@ def plot_score_variance(dims, var_unscaled, var_scaled):
     ax.set_ylabel("measured variance")
     ax.grid(True, which="major", color="0.9")
     ax.legend(loc="upper left", frameon=False)
-    return fig
+    _plain_log_ticks(ax)
+    return _legible(fig)
 
 
 def _rows(values, n, name):
@@ -581,7 +672,8 @@ def plot_softmax_saturation(dims, max_weight, entropy, jac_norm, query_factor, *
          [(1.0 / n_keys, f"uniform: 1/{n_keys}")]),
         (query_factor, r"$\|c\,K^\top J\|_2$ (weights $\to$ query)", True, []),
     ]
-    fig, axes = plt.subplots(2, 2, figsize=(8.0, 6.4), facecolor=BACKGROUND,
+    # one column of four panels: two side by side would be too narrow on a phone
+    fig, axes = plt.subplots(4, 1, figsize=(6.0, 14.0), facecolor=BACKGROUND,
                              layout="constrained")
     for ax, (measure, ylabel, log_y, references) in zip(axes.flat, panels):
         ax.set_facecolor(BACKGROUND)
@@ -600,8 +692,9 @@ def plot_softmax_saturation(dims, max_weight, entropy, jac_norm, query_factor, *
         ax.set_xlabel("$E$")
         ax.set_ylabel(ylabel)
         ax.grid(True, which="major", color="0.9")
-        ax.legend(frameon=False, fontsize="small")
-    return fig
+        ax.legend(frameon=False)
+        _plain_log_ticks(ax)
+    return _legible(fig)
 
 
 # --- stable softmax notebook (05) ---------------------------------------------------
@@ -708,7 +801,8 @@ def plot_softmax_error(scales, errors, *, eps, overflow=None, overflow_label=Non
     ax.set_ylabel("largest relative error of a weight")
     ax.grid(True, which="major", color="0.9")
     ax.legend(loc="upper left", frameon=False)
-    return fig
+    _plain_log_ticks(ax)
+    return _legible(fig)
 
 
 # --- multi-head notebook (06) -------------------------------------------------------
@@ -774,7 +868,7 @@ def plot_head_weights(weights, query_labels=None, key_labels=None, *, titles=Non
     for h, ax in enumerate(np.atleast_1d(axes)):
         plot_attention_heatmap(weights[h], query_labels, key_labels, ax=ax, title=titles[h],
                                fmt=fmt, colorbar=h == H - 1)
-    return fig
+    return _legible(fig)
 
 
 __all__.append("plot_multi_head_flow")
@@ -870,7 +964,7 @@ def plot_multi_head_flow(num_heads=2, *, width=4.4, fontsize=12):
                                          arrowstyle="-|>", mutation_scale=16,
                                          linewidth=1.4, color="0.25"))
             ax.text(0.1, y - 1.0, step, ha="left", va="center", fontsize=fontsize)
-    return fig
+    return _legible(fig, min(fontsize, FONT_SIZE))
 
 
 # --- memory-efficient notebook (07) -------------------------------------------------
@@ -952,8 +1046,9 @@ def plot_cost_against_length(curves, *, ylabel, reference=None, reference_label=
 
     if ax is None:
         fig, ax = new_figure(width=6.0, height=4.0)
+        own = True
     else:
-        fig = ax.figure
+        fig, own = ax.figure, False
     markers = ["o-", "s-", "^-", "D-", "v-"]
     for i, (label, (lengths, values)) in enumerate(checked.items()):
         ax.plot(lengths, values, markers[i % len(markers)], color=f"C{(3, 0, 2, 1, 4)[i % 5]}",
@@ -962,14 +1057,15 @@ def plot_cost_against_length(curves, *, ylabel, reference=None, reference_label=
         ax.plot(*reference, "--", color="0.6", linewidth=2, zorder=1,
                 label=reference_label if reference_label is not None else "reference")
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
+    ax.set_yscale("log")   # decades: plain labels 0.01, 0.1, 1, ... read on a phone
     ax.set_xlabel("sequence length $n$ ($L = S = n$)")
     ax.set_ylabel(ylabel)
     ax.grid(True, which="major", color="0.9")
-    ax.legend(loc="upper left", frameon=False, fontsize="small")
+    ax.legend(loc="upper left", frameon=False)
     if title is not None:
         ax.set_title(title)
-    return fig
+    _plain_log_ticks(ax)
+    return _legible(fig) if own else fig
 
 
 
@@ -977,8 +1073,8 @@ def plot_cost_against_length(curves, *, ylabel, reference=None, reference_label=
 __all__.append("plot_attention_heads")
 
 
-def plot_attention_heads(weights, tokens, *, heads=None, titles=None, ncols=4,
-                         panel_size=2.6, key_tokens=None, fontsize=None):
+def plot_attention_heads(weights, tokens, *, heads=None, titles=None, ncols=2,
+                         panel_size=2.5, key_tokens=None, fontsize=FONT_SIZE):
     """Draw the attention weights of several heads as a grid of heatmaps with token labels.
 
     One panel per head: rows are queries and columns are keys, labelled with the
@@ -996,23 +1092,23 @@ def plot_attention_heads(weights, tokens, *, heads=None, titles=None, ncols=4,
         Which heads to draw, in this order; default all H.
     titles : sequence of str, optional
         One title per drawn panel; default ``"head h"``.
-    ncols : int, default 4
-        Panels per row; the number of rows follows.
-    panel_size : float, default 2.6
-        Width and height of each panel, in inches.
+    ncols : int, default 2
+        Panels per row; the number of rows follows. The query tokens label the rows of
+        the first column's panels only, the key tokens the columns of the top row's.
+    panel_size : float, default 2.5
+        Width and height of each panel, in inches. The defaults draw a figure about
+        6.1 in wide, which a phone shows with labels at least 9 px high.
     key_tokens : sequence of str, length S, optional
         Labels of the keys; default ``tokens``.
-    fontsize : float, optional
-        Size of the token labels in points (the titles are one point larger); default 7,
-        or 8 for at most 10 tokens. A figure shown scaled to a page's column shrinks its
-        labels with it: a label of ``fontsize`` points on a figure ``w`` inches wide
-        shown ``c`` pixels wide is ``fontsize * c / (72 * w)`` pixels high.
+    fontsize : float, default 12
+        Size of the token labels and titles in points. A figure shown scaled to a page's
+        column shrinks its labels with it: see :func:`shown_text_px`.
 
     Returns
     -------
     matplotlib.figure.Figure
         The grid's axes in row order (the drawn panels first, then any unused ones,
-        hidden), and last a colour bar labelled "attention weight".
+        hidden), and last a colour bar under them labelled "attention weight".
 
     Raises
     ------
@@ -1029,6 +1125,8 @@ def plot_attention_heads(weights, tokens, *, heads=None, titles=None, ncols=4,
     ['head 2', 'head 0']
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['a', 'b']
+    >>> [t.get_text() for t in fig.axes[1].get_yticklabels()]  # labelled in the first column
+    ['', '']
     >>> plt.close(fig)
     """
     weights = np.asarray(weights, dtype=float)
@@ -1053,21 +1151,25 @@ def plot_attention_heads(weights, tokens, *, heads=None, titles=None, ncols=4,
 
     ncols = min(ncols, len(heads))
     nrows = -(-len(heads) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size * ncols + 1.0, panel_size * nrows),
+    # beside the panels a column of token labels (about 1 in); above them the key tokens
+    # (about 1 in) and a title per row (0.35 in); under them the colour bar (0.8 in)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size * ncols + 1.0,
+                                                    (panel_size + 0.35) * nrows + 1.8),
                              facecolor=BACKGROUND, layout="constrained", squeeze=False)
-    if fontsize is None:
-        fontsize = 7 if max(L, S) > 10 else 8
     for ax in axes.flat[len(heads):]:
         ax.set_visible(False)
-    for ax, h, title in zip(axes.flat, heads, titles):
+    for k, (ax, h, title) in enumerate(zip(axes.flat, heads, titles)):
         ax.set_facecolor(BACKGROUND)
         image = ax.imshow(weights[h], cmap="Blues", vmin=0.0, vmax=1.0, aspect="equal")
-        ax.set_xticks(range(S), key_tokens, rotation=90, fontsize=fontsize)
-        ax.set_yticks(range(L), tokens, fontsize=fontsize)
+        # every panel has the same tokens: label the grid's top row and first column
+        ax.set_xticks(range(S), key_tokens if k < ncols else [], rotation=90,
+                      fontsize=fontsize)
+        ax.set_yticks(range(L), tokens if k % ncols == 0 else [], fontsize=fontsize)
         ax.xaxis.tick_top()
         ax.tick_params(length=0)
-        ax.set_title(title, fontsize=max(10, fontsize + 1))
-    bar = fig.colorbar(image, ax=axes[:, -1].tolist(), shrink=0.8)
+        ax.set_title(title, fontsize=fontsize)
+    bar = fig.colorbar(image, ax=axes.ravel().tolist(), location="bottom", shrink=0.6,
+                       aspect=30)
     bar.set_label("attention weight", fontsize=fontsize)
     bar.ax.tick_params(labelsize=fontsize)
     return fig
