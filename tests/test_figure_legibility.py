@@ -27,8 +27,12 @@ PHONE_PX, LAPTOP_PX, MIN_PX = 342, 672, 9
 rng = np.random.default_rng(28)
 
 
+COMPUTED = object()   # a keyword argument that the notebook computes
+
+
 def _calls(notebook, name):
-    """The literal keyword arguments of each call of ``name`` in a notebook's source."""
+    """The keyword arguments of each call of ``name`` in a notebook's source, by value when
+    literal, else COMPUTED (the builder supplies a value of the notebook's shape)."""
     for node in (n for source in _code_cells(notebook) for n in ast.walk(ast.parse(source))):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == name:
             kwargs = {}
@@ -36,7 +40,7 @@ def _calls(notebook, name):
                 try:
                     kwargs[k.arg] = ast.literal_eval(k.value)
                 except ValueError:
-                    pass   # computed in the notebook: the builder supplies it
+                    kwargs[k.arg] = COMPUTED
             yield kwargs
 
 
@@ -63,41 +67,46 @@ BUILDERS = {
         [[1, 0], [0, 2], [1, 1]], [rng.uniform(0, 1, (60, 2)) for _ in range(3)],
         **{"point_labels": [f"queries at radius {r:g}" for r in (0.5, 2, 8)],
            "highlight": [0.7, 0.8], "highlight_label": "output $o$ of the query $(1, 0)$",
-           **kw})},
+           **_literal(kw)})},
     "02_qk_av": {"plot_attention_heatmap": lambda kw: figures.plot_attention_heatmap(
         np.full((2, 3), 1 / 3), **{"title": r"$A = \mathrm{softmax}(QK^\top/\sqrt{E})$",
-                                   **kw})},
+                                   **_literal(kw)})},
     "03_masking": {"plot_mask_and_weights": lambda kw: figures.plot_mask_and_weights(
         np.tril(np.ones((2, 4, 4), bool)), np.tril(np.full((2, 4, 4), 0.25)),
-        **{"item_titles": ["length 4", "length 2"], **kw})},
+        **{"item_titles": ["length 4", "length 2"], **_literal(kw)})},
     "04_scaling": {
         "plot_score_variance": lambda kw: figures.plot_score_variance(
-            DIMS, DIMS * 1.0, np.ones(DIMS.size), **kw),
+            DIMS, DIMS * 1.0, np.ones(DIMS.size), **_literal(kw)),
         "plot_softmax_saturation": lambda kw: figures.plot_softmax_saturation(
             DIMS, _rows(DIMS, 0.05, 1), _rows(DIMS, 0.01, 2.7), _rows(DIMS, 1e-9, 0.3),
-            _rows(DIMS, 1e-9, 30), **{"n_keys": 16, **kw})},
+            _rows(DIMS, 1e-9, 30), **{"n_keys": 16, **_literal(kw)})},
     "05_stable_softmax": {"plot_softmax_error": lambda kw: figures.plot_softmax_error(
         np.logspace(-1, 3, 25),
         {"kernel (shifted)": np.logspace(-7, -4, 25), "naive": np.logspace(-7, -4, 25)},
         **{"eps": 1.2e-7, "overflow": 88.7, "bound_S": 16,
-           "overflow_label": "naive: exp overflows, weights NaN", **kw})},
+           "overflow_label": "naive: exp overflows, weights NaN", **_literal(kw)})},
     "06_multi_head": {
-        "plot_multi_head_flow": lambda kw: figures.plot_multi_head_flow(2, **kw),
+        "plot_multi_head_flow": lambda kw: figures.plot_multi_head_flow(2, **_literal(kw)),
         "plot_head_weights": lambda kw: figures.plot_head_weights(
             np.full((2, 5, 5), 0.2), [f"$x_{i}$" for i in range(5)],
-            [f"$x_{i}$" for i in range(5)], **kw)},
+            [f"$x_{i}$" for i in range(5)], **_literal(kw))},
     "07_memory_efficient": {"plot_cost_against_length": lambda kw: figures.plot_cost_against_length(
         {"plain path (return_weights=True)": (N_MEM[:5], N_MEM[:5] ** 2 / 2.0**18),
          "default call": (N_MEM, N_MEM ** 2 / 2.0**20),
          "memory_efficient_attention": (N_MEM, 0.01 * N_MEM)},
         **{"ylabel": "peak memory beyond the output (MiB)",
            "reference": (N_MEM, N_MEM ** 2 / 2.0**18),
-           "reference_label": "one $n \\times n$ float32 matrix", **kw})},
+           "reference_label": "one $n \\times n$ float32 matrix", **_literal(kw)})},
     "08_real_model": {"plot_attention_heads": lambda kw: figures.plot_attention_heads(
         np.full((12, 15, 15), 1 / 15), TOKENS,
-        **{"heads": list(range(3)) if "titles" in kw else None,
-           "titles": None, **{k: v for k, v in kw.items() if k != "titles"}})},
+        **{"heads": [0, 3, 7], "titles": ["head 0: previous token", "head 3: most on [CLS]",
+                                          "head 7: most on [SEP]"]} if "heads" in kw else {},
+        **_literal(kw, "heads", "titles"))},
 }
+
+
+def _literal(kwargs, *supplied):
+    return {k: v for k, v in kwargs.items() if v is not COMPUTED and k not in supplied}
 
 
 def _figure_calls():
