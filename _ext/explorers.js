@@ -151,7 +151,7 @@
       const [m] = d.running_max_marks;
       const out = d.output_layer_0_marks.sort((x, y) => x.feature - y.feature)
         .map((x) => fixed(x.value));
-      return `after ${st.b} blocks: running maximum ${fixed(m.m)}, ` +
+      return `after ${st.b} block${st.b === 1 ? "" : "s"}: running maximum ${fixed(m.m)}, ` +
         `ℓ = ${fixed(st.ell)}, acc / ℓ = (${out.join(", ")}).`;
     },
   };
