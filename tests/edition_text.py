@@ -75,7 +75,11 @@ def needles(md: Path) -> tuple[str, ...]:
     for body in solutions(md):
         for line in body.splitlines():
             line = line.strip()
-            if line.startswith((":", "```", "+++", "#")):
+            if line.startswith((":", "```", "+++", "#", "---")):
+                continue
+            # a code cell's options in YAML (`mystnb: code_prompt_show: '... pinv''s ...'`,
+            # `tags: [...]`): the page shows the label unquoted, or not at all
+            if re.match(r"^(mystnb|code_prompt_show|code_prompt_hide|tags|remove_\w+):", line):
                 continue
             if len(line) >= MIN_CODE_LINE and re.match(r"^[\w.\[\], ]+ ?[-+*/@]?= |^(assert|for|print|np\.)", line):
                 found.append(line)
