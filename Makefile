@@ -125,6 +125,9 @@ book-strict: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build with warnings as e
 # time (pytest and the build each use one core, the matrix two machines at once); each
 # step's output is printed whole when it ends (--output-sync).
 test: $(STAMP) $(NPM_STAMP)  ## unit, property and doc tests, nbval over notebooks/ (also as other CPUs compute), strict build
+	@# Matplotlib's font cache is built once here, before the kernels start: a kernel that
+	@# builds it says so on stderr, an output nbval would count against the first figure.
+	$(PY) -c "import matplotlib.pyplot"
 	$(MAKE) -j3 --output-sync=target test-pytest test-nbval-matrix book-strict
 
 test-pytest: $(STAMP)  ## pytest alone: doctests, unit and property tests, nbval as this machine computes
