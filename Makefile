@@ -12,6 +12,10 @@ NB_IPYNB = $(patsubst %.md,%.ipynb,$(NB_MD))
 
 # Reproducible hashing in every kernel that nbval, jupytext or the book starts.
 export PYTHONHASHSEED := 0
+# Matplotlib's font cache lives in the environment that uses it, not in ~/.cache: a cache
+# written by another environment (a deleted clone's .venv) lists font files that are gone,
+# and every figure then warns on stderr, which nbval counts as an output.
+export MPLCONFIGDIR := $(CURDIR)/$(VENV)/mplconfig
 
 # ---- System tools: checked when make reads this file, before any target does any work.
 # A target that needs a tool missing from PATH stops at once with one line that names
