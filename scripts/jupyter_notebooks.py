@@ -21,7 +21,10 @@ admonitions as block quotes; each figure's caption and alt text as Markdown unde
 `(label)=` line, no `remove-cell` cell (the Colab install cell is kept, its source
 collapsed: it is a no-op outside Colab), no otter test configuration cell; glue's own
 outputs (no renderer in Jupyter) and the explorers' HTML fallback (JupyterLab would prefer
-it to the Vega-Lite chart) are dropped from the stored outputs.
+it to the Vega-Lite chart) are dropped from the stored outputs, and each explorer's output
+gets a PNG of its chart (drawn by vl-convert-python): JupyterLab's Vega renderer then leaves
+the output alone, so opening a notebook changes nothing, and viewers without Vega-Lite
+(GitHub, nbviewer, Colab) show the picture.
 
 The Markdown is parsed with markdown-it-py and mdit-py-plugins, MyST's own parser: it says
 where each block, directive, target and role is (no role is replaced inside code or math).
@@ -29,12 +32,20 @@ The maintainers' page chapters/maintainers/jupyter_notebooks.md says why.
 
     python scripts/jupyter_notebooks.py            # write every notebook
     python scripts/jupyter_notebooks.py --check    # exit 1 if a generated file is stale
+
+A PNG's bytes depend on the machine (fonts, libraries), so "stale" ignores them: a notebook
+is up to date when it equals the converter's output with the explorers' PNGs left out, and
+each explorer's output holds a PNG. Writing leaves such a notebook as it is.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
+import functools
+import io
+import json
 import re
 import sys
 from dataclasses import dataclass, field
@@ -67,6 +78,19 @@ KIND = re.compile(r"^\s*\*\((?P<kind>[^)]*)\)\*\s*")
 CODE_KINDS = ("Code", "Pen and paper, then code")
 GLUE_MIME = "application/papermill.record/"
 VEGALITE = "application/vnd.vegalite.v5+json"
+PNG = "image/png"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# JupyterLab's Vega renderer (@jupyterlab/vega5-extension, src/index.ts, RenderedVega.renderModel)
+# draws the chart and then, unless the output's data already has a truthy 'image/png'
+# (`if (model.data['image/png']) { return; }`), adds one with model.setData(): a change
+# to the notebook, so the tab is marked modified as soon as the chart is drawn. Read in
+# jupyterlab/jupyterlab's 4.6.x branch and in the bundle JupyterLab 4.6.6 ships
+# (share/jupyter/lab/static/jlab_core.*.js: `if(...,e.data["image/png"])return;`). The PNG
+# is drawn at conversion time with the Vega-Lite 5 that vl-convert-python bundles (the
+# version the notebooks' output is labelled with; JupyterLab 4.6.6 draws with 5.6.1), at
+# scale 1 (about 600 px wide, 12-25 kB each once recompressed).
+PNG_VEGA_LITE = "5.8"
+PNG_SCALE = 1
 # As JupyterLab (ipykernel) writes it: a notebook that says otherwise is rewritten, and so
 # marked modified, as soon as it is opened.
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -437,9 +461,27 @@ class CellIds:
         return base if k == 0 else f"{base}-{k}"[:64]
 
 
-def clean_outputs(outputs: list) -> list:
+@functools.cache
+def chart_png(spec_json: str) -> str:
+    """The PNG (base64) of a Vega-Lite specification, drawn by vl-convert-python and
+    recompressed losslessly by Pillow (to about a third of vl-convert's bytes)."""
+    import vl_convert      # only writing needs it: --check and the tests leave PNGs out
+    from PIL import Image
+
+    drawn = vl_convert.vegalite_to_png(json.loads(spec_json), vl_version=PNG_VEGA_LITE,
+                                       scale=PNG_SCALE)
+    image = Image.open(io.BytesIO(drawn))
+    if image.mode == "RGBA" and image.getextrema()[3] == (255, 255):   # opaque: RGB says it all
+        image = image.convert("RGB")
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def clean_outputs(outputs: list, pngs: bool = True) -> list:
     """Drop glue's records (no renderer in Jupyter shows them) and, where a Vega-Lite chart
-    is there, the HTML fallback that JupyterLab would prefer to it."""
+    is there, the HTML fallback that JupyterLab would prefer to it; add the chart's PNG
+    (unless `pngs` is false: the staleness check compares without them)."""
     kept = []
     for output in outputs:
         if output.get("metadata", {}).get("scrapbook"):
@@ -448,6 +490,9 @@ def clean_outputs(outputs: list) -> list:
         data = output.get("data")
         if data and VEGALITE in data:
             data.pop("text/html", None)
+            data.pop(PNG, None)
+            if pngs:
+                data[PNG] = chart_png(json.dumps(data[VEGALITE], sort_keys=True))
         kept.append(output)
     return kept
 
@@ -460,8 +505,9 @@ def collapse(cell, source=True, outputs=True) -> None:
         jupyter["outputs_hidden"] = True
 
 
-def convert(name: str, edition: str, book: Book, bibliography: Bibliography):
-    """The `edition` ("reader" or "student") notebook of notebooks/<name>.ipynb."""
+def convert(name: str, edition: str, book: Book, bibliography: Bibliography, pngs: bool = True):
+    """The `edition` ("reader" or "student") notebook of notebooks/<name>.ipynb (without the
+    explorers' PNGs if `pngs` is false)."""
     chapter = Chapter(name, book, bibliography)
     student = edition == "student"
     cells, cell_id = [], CellIds()
@@ -490,7 +536,7 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography):
                 continue
             new = copy.deepcopy(cell)
             new.id = cell_id(base)
-            new.outputs = clean_outputs(cell.outputs)
+            new.outputs = clean_outputs(cell.outputs, pngs)
             if "remove-cell" in tags:      # the Colab install cell: kept, collapsed
                 others = [t for t in tags if t != "remove-cell"]
                 new.metadata.pop("tags")
@@ -591,27 +637,72 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography):
     return nb
 
 
-def rendered(book=None, bibliography=None) -> dict[Path, str]:
-    """Every generated file: path -> text."""
+def rendered(book=None, bibliography=None, pngs: bool = True) -> dict[Path, str]:
+    """Every generated file: path -> text (the explorers' outputs without their PNG if
+    `pngs` is false, which is enough to tell whether a file is stale)."""
     book = book or Book.read()
     bibliography = bibliography or Bibliography()
     files = {}
     for reference in sorted(NOTEBOOKS.glob("*.ipynb")):
         name = reference.stem
-        reader = convert(name, "reader", book, bibliography)
-        student = convert(name, "student", book, bibliography)
+        reader = convert(name, "reader", book, bibliography, pngs)
+        student = convert(name, "student", book, bibliography, pngs)
         files[READER / f"{name}.ipynb"] = nbformat.writes(reader) + "\n"
         files[STUDENT / f"{name}.ipynb"] = nbformat.writes(student) + "\n"
         files[STUDENT / f"{name}.md"] = jupytext.writes(student, fmt="md:myst")
     return files
 
 
+def without_pngs(path: Path, text: str) -> str:
+    """A generated file's text with the PNG of each Vega-Lite output left out."""
+    if path.suffix != ".ipynb":
+        return text
+    nb = nbformat.reads(text, as_version=4)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if VEGALITE in output.get("data", {}):
+                output["data"].pop(PNG, None)
+    return nbformat.writes(nb) + "\n"
+
+
+def charts_without_png(text: str) -> int:
+    """How many Vega-Lite outputs of a notebook's text lack a PNG (a missing, empty or
+    undecodable `image/png`): each makes JupyterLab change the notebook when it opens."""
+    missing = 0
+    for cell in nbformat.reads(text, as_version=4).cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if VEGALITE not in data:
+                continue
+            try:
+                ok = base64.b64decode(data.get(PNG) or "", validate=True).startswith(PNG_SIGNATURE)
+            except ValueError:
+                ok = False
+            missing += not ok
+    return missing
+
+
+def stale_files(files: dict[Path, str]) -> list[Path]:
+    """The generated files (path -> text, with or without PNGs) that differ on disk from
+    `files` other than by their PNGs' bytes, or whose explorers lack a PNG."""
+    stale = []
+    for path, text in files.items():
+        if not path.exists():
+            stale.append(path)
+            continue
+        on_disk = path.read_text()
+        if without_pngs(path, on_disk) != without_pngs(path, text) or (
+                path.suffix == ".ipynb" and charts_without_png(on_disk)):
+            stale.append(path)
+    return stale
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only report stale files")
     args = parser.parse_args(argv)
-    files = rendered()
-    stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
+    files = rendered(pngs=not args.check)
+    stale = stale_files(files)
     extra = [p for folder in (READER, STUDENT) for p in folder.glob("*.*")
              if p.suffix in (".ipynb", ".md") and p not in files]
     if args.check:

@@ -2,13 +2,17 @@
 (the full edition: Binder, Colab, the site's download) and notebooks/student/ (no solutions,
 an answer cell after each exercise). They are generated and committed: up to date, no raw
 MyST, no removed or test configuration cell, every reader solution folded, no solution in a
-student notebook, and a student notebook needs nothing a solution defined.
+student notebook, and a student notebook needs nothing a solution defined. Each explorer's output holds a PNG of its
+chart, so that JupyterLab's Vega renderer does not add one (and mark the notebook modified)
+when the notebook opens; the PNG's bytes depend on the machine, so "up to date" ignores them.
 
 What the notebooks must contain is read from the MyST sources by tests/edition_text.py,
 independently of the converter, so a bug there cannot hide itself.
 """
 
 import ast
+import base64
+import io
 import re
 import sys
 from pathlib import Path
@@ -23,6 +27,8 @@ import jupyter_notebooks as jn  # noqa: E402  (scripts/ is not a package)
 
 REFERENCES = sorted((ROOT / "notebooks").glob("*.ipynb"))
 EDITIONS = ("reader", "student")
+# the chapters whose reference has an explorer's output (a Vega-Lite chart)
+EXPLORERS = [md for md in SOURCES if jn.VEGALITE in md.with_suffix(".ipynb").read_text()]
 # Raw MyST in a Markdown cell: a role, a directive fence (backticks or colons), a (label)= line.
 RAW_MYST = re.compile(r"\{[\w:.-]+\}`|^\s*(?:`{3,}|:{3,})\s*\{[\w:-]+\}|^\s*\([\w-]+\)=\s*$", re.M)
 DETAILS = re.compile(r"<details>.*?</details>", re.S)
@@ -48,13 +54,46 @@ def chapter_number(md: Path) -> int:
 # ---------------------------------------------------------------- generated, up to date
 @pytest.fixture(scope="module")
 def rendered():
-    return jn.rendered()
+    # without the explorers' PNGs, as `jupyter_notebooks.py --check` compares: their bytes
+    # depend on the machine that drew them (fonts, libraries)
+    return jn.rendered(pngs=False)
 
 
 def test_generated_notebooks_are_up_to_date(rendered):
-    stale = [str(p.relative_to(ROOT)) for p, text in rendered.items()
-             if not p.exists() or p.read_text() != text]
+    stale = [str(p.relative_to(ROOT)) for p in jn.stale_files(rendered)]
     assert not stale, f"stale: {stale}; run `make jupyter-notebooks`"
+
+
+def png_of(text: str) -> bytes:
+    return base64.b64decode(
+        next(o["data"][jn.PNG] for c in nbformat.reads(text, as_version=4).cells
+             for o in c.get("outputs", []) if jn.VEGALITE in o.get("data", {})))
+
+
+def test_staleness_ignores_a_png_s_bytes_but_not_its_absence(rendered, tmp_path):
+    from PIL import Image
+
+    path = jn.READER / "04_scaling.ipynb"
+    committed = path.read_text()
+    assert png_of(committed).startswith(jn.PNG_SIGNATURE)
+    another = io.BytesIO()
+    Image.new("RGB", (3, 2), "white").save(another, format="PNG")   # as another machine drew it
+    redrawn = committed.replace(base64.b64encode(png_of(committed)).decode(),
+                                base64.b64encode(another.getvalue()).decode())
+    assert redrawn != committed
+    no_png = jn.without_pngs(path, committed)
+    assert jn.charts_without_png(no_png) == 1 and jn.charts_without_png(redrawn) == 0
+    copy = tmp_path / "04_scaling.ipynb"
+
+    def stale(on_disk: str, expected: str) -> bool:
+        copy.write_text(on_disk)
+        return jn.stale_files({copy: expected}) == [copy]
+
+    assert not stale(committed, rendered[path])          # the converter's text, PNGs left out
+    assert not stale(redrawn, rendered[path])            # another machine's PNG
+    assert stale(no_png, rendered[path])                 # JupyterLab would add one on opening
+    assert stale(redrawn.replace(base64.b64encode(another.getvalue()).decode(), ""), rendered[path])
+    assert stale(committed.replace("temperature and scale", "temperature", 1), rendered[path])
 
 
 def test_no_generated_notebook_without_a_reference(rendered):
@@ -86,6 +125,26 @@ def test_opens_unmodified_and_draws_explorers(edition, md):
     assert not [o for o in outputs if o.get("metadata", {}).get("scrapbook")], "glue records"
     charts = [o for o in outputs if jn.VEGALITE in o.get("data", {})]
     assert all("text/html" not in o["data"] for o in charts), "JupyterLab prefers the HTML"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("md", EXPLORERS, ids=lambda p: p.stem)
+def test_each_explorer_has_a_png_so_jupyterlab_adds_none(edition, md):
+    # JupyterLab's Vega renderer adds an image/png to an output that has none, which marks
+    # the notebook modified on opening (jupyter_notebooks.py cites the source); GitHub,
+    # nbviewer and Colab show the PNG. Drawn at scale 1 and recompressed: small.
+    from PIL import Image
+
+    nb = notebook(edition, md)
+    charts = [o["data"] for c in nb.cells for o in c.get("outputs", [])
+              if jn.VEGALITE in o.get("data", {})]
+    assert charts, f"{md.stem}: its explorer's output is missing"
+    for data in charts:
+        assert data.get(jn.PNG), f"{edition} {md.stem}: an explorer without a PNG"
+        png = base64.b64decode(data[jn.PNG], validate=True)
+        image = Image.open(io.BytesIO(png))
+        assert image.format == "PNG" and min(image.size) >= 150, image.size
+        assert max(image.size) <= 1000 and len(png) < 60_000, (image.size, len(png))
 
 
 @pytest.mark.parametrize("edition", EDITIONS)
