@@ -122,6 +122,14 @@ def fix_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
             app.add_js_file(None, body=NAME_TOGGLES)
 
 
+def html_visitors_for_singlehtml(app: Sphinx, config) -> None:
+    """Register each node's `html` visitors for `singlehtml` too, where it has none."""
+    handlers = app.registry.translation_handlers
+    single = handlers.setdefault("singlehtml", {})
+    for node, visitors in handlers.get("html", {}).items():
+        single.setdefault(node, visitors)
+
+
 def setup(app: Sphinx):
     # sphinx.ext.graphviz (the maintainers' build picture) registers its HTML visitor for
     # the `html` builder only; the PDF's one-page build (`singlehtml`) needs it too.
@@ -129,6 +137,12 @@ def setup(app: Sphinx):
 
     app.setup_extension("sphinx.ext.graphviz")
     app.add_node(graphviz, override=True, singlehtml=(html_visit_graphviz, None))
+    # The same for every node an extension gives an HTML visitor only (myst-nb's folded
+    # cells, sphinx-design's dropdowns): Sphinx gives a `singlehtml` translator the `html`
+    # visitors only when no extension registered any for `singlehtml` by name, and
+    # sphinx-exercise does, so the one-page build stopped at "unknown node type:
+    # HideCodeCellNode" once the chapters folded their checks.
+    app.connect("config-inited", html_visitors_for_singlehtml)
     # By config-inited every extension's setup() has run, sphinx-thebe's included.
     app.connect("config-inited", disable_thebe)
     # After pydata-sphinx-theme has put generate_toctree_html in the context (priority 500).
