@@ -229,7 +229,10 @@ pdf-print-student:
 # The JupyterLab check (pinned in requirements-jupyterlab.txt, installed into the check's own
 # Binder-like environment, never into .venv) drives Debian's Chromium with .venv's Playwright
 # (requirements-test.txt, which make test-site installs).
-launch-check: $(STAMP) $(SITE_STAMP) assignments  ## Binder (and its notebooks in JupyterLab), Colab, download buttons and an assignment's grader.check as a reader uses them (fresh venvs; needs both sites)
+# Its assignment check needs chapter 3's assignment: built here unless `make assignments`
+# (which make test-assignments runs just before it in .ci/run) has built it.
+launch-check: $(STAMP) $(SITE_STAMP) $(ASSIGN_STAMP)  ## Binder (and its notebooks in JupyterLab), Colab, download buttons and an assignment's grader.check as a reader uses them (fresh venvs; needs both sites)
+	test -d _build/assignments/03_masking/student || $(PY) scripts/assignments.py 03_masking
 	$(ONE_BLAS_THREAD) $(PY) scripts/launch_check.py
 
 # Assign and grade (otter-grader, pinned in requirements-assign.txt, installed into .venv here
