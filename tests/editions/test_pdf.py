@@ -88,10 +88,18 @@ def test_every_exercise_is_numbered_and_solutions_only_in_the_full_edition(editi
 
 @cache
 def code_cells() -> str:
-    """The code cells, where `$` and backslashes are meant."""
-    return squash("\n".join(c.source for md in SOURCES
-                             for c in nbformat.read(md.with_suffix(".ipynb"), 4).cells
-                             if c.cell_type == "code"))
+    """The code cells and the pages' fenced code blocks (the instructor guide's shell
+    lines), where `$` and backslashes are meant."""
+    cells = [c.source for md in SOURCES for c in nbformat.read(md.with_suffix(".ipynb"), 4).cells
+             if c.cell_type == "code"]
+    blocks = [m[2] for path in toc_files()
+              for m in FENCE.finditer((ROOT / f"{path}.md").read_text(encoding="utf-8"))]
+    return squash("\n".join(cells + blocks))
+
+
+# A fenced code block: its opening fence (3 or more backticks or tildes, then its language)
+# to the same fence.
+FENCE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
 
 
 @cache
