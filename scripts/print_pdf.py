@@ -10,7 +10,8 @@ katex_static`, _ext/katex_math.py), so printing only waits for KaTeX's fonts (al
 are loaded before printing) and fails if a formula was left untypeset. Then the page gets a
 title page (title, edition, version from pyproject.toml) and a table of contents that
 links to every chapter, every solution is opened (the full edition shows them unfolded; the
-student edition has none), and each chapter starts on a new page. The PDF has an outline
+student edition has none) while the chapters' folded checks stay folded, and each chapter
+starts on a new page. The PDF has an outline
 (bookmarks) and page numbers.
 """
 
@@ -53,7 +54,10 @@ h1, h2, h3 { break-after: avoid; }
 # title page and the table of contents in front.
 PREPARE = """([title, edition, version]) => {
   window.dispatchEvent(new Event("beforeprint"));   // sphinx-togglebutton opens its toggles
-  document.querySelectorAll("details").forEach((d) => { d.open = true; });
+  // (Not the chapters' folded check cells, details.hide: a page shows them folded under
+  // their "Check: ..." label, and so does the paper; opened, they printed the harness
+  // under the label "Hide code cell content".)
+  document.querySelectorAll("details:not(.hide)").forEach((d) => { d.open = true; });
   document.querySelectorAll(".toggle-hidden").forEach((e) => e.classList.remove("toggle-hidden"));
   const article = document.querySelector("article.bd-article");
   document.body.replaceChildren(article);           // no header, sidebars, buttons or footer
