@@ -12,11 +12,12 @@ jupyterlab Then, in that environment, the pinned JupyterLab (requirements-jupyte
            Binder button uses (lab/tree/<path>), one after another. It fails on raw MyST in
            a rendered Markdown cell, solution text visible without a click (reader) or
            present at all (student), an explorer not drawn as a Vega-Lite chart, a notebook
-           marked modified on opening (other than by the PNG JupyterLab's Vega renderer
-           stores beside a chart), or an error when a student notebook runs (Run All; the
-           reader notebooks run in the colab check). Screenshots of each first screen:
-           _build/screenshots/jupyterlab/. `--jupyterlab-open FOLDER` opens another folder
-           of the checkout instead (e.g. `notebooks`, the references, to see it fail).
+           marked modified on opening (e.g. by the PNG JupyterLab's Vega renderer adds to a
+           chart's output that has none), or an error when a student notebook runs (Run All; the
+           reader notebooks run in the colab check). Screenshots of each first screen, its
+           first exercise and its explorer: _build/screenshots/jupyterlab/.
+           `--jupyterlab-open FOLDER` opens another folder of the checkout instead (e.g.
+           `notebooks`, the references, to see it fail).
 colab      A fresh environment with only a Colab-like base (numpy, matplotlib, ipykernel, at
            the versions requirements.txt pins, and a stand-in `google.colab` module imported
            at kernel start, as Colab does). Each reader notebook (what Colab's buttons open)
@@ -383,41 +384,24 @@ def explorer_count(nb) -> int:
                for c in nb.cells for o in c.get("outputs", []))
 
 
-def only_vega_png_added(opened: dict, nb) -> bool:
-    """Whether the notebook JupyterLab holds differs from the file only by the PNG that
-    JupyterLab's Vega renderer stores beside each chart it draws (for viewers without Vega):
-    the one change opening makes that the file cannot prevent."""
-    def numbers(value):   # JavaScript has one number type: 1.0 in the file is 1 in the page
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, dict):
-            return {k: numbers(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [numbers(v) for v in value]
-        return value
+def what_changed(opened: dict, nb) -> str:
+    """What the notebook JupyterLab holds has that the file has not: the metadata keys that
+    differ and the MIME types an output gained (for the failure message). The converter
+    stores a PNG beside each chart because JupyterLab's Vega renderer adds one otherwise
+    (scripts/jupyter_notebooks.py cites where)."""
+    def same(a, b):
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
-    def joined(value):   # a multiline string as one string, as nbformat reads it
-        return "".join(value) if isinstance(value, list) else value
-
-    def cells(cells):
-        out = []
-        for cell in cells:
-            outputs = []
-            for o in cell.get("outputs", []):
-                o = json.loads(json.dumps(o))
-                if "text" in o:
-                    o["text"] = joined(o["text"])
-                if "data" in o:
-                    o["data"] = {k: joined(v) for k, v in o["data"].items()}
-                if "application/vnd.vegalite.v5+json" in o.get("data", {}):
-                    o["data"].pop("image/png", None)
-                outputs.append(o)
-            out.append((cell["cell_type"], joined(cell["source"]),
-                        json.dumps(numbers(outputs), sort_keys=True)))
-        return out
-    a, b = cells(opened["cells"]), cells(nb["cells"])
-    return (a == b
-            and opened["metadata"].get("kernelspec") == nb.metadata.get("kernelspec"))
+    changes = [f"metadata {key!r}" for key in sorted(set(opened.get("metadata", {})) | set(nb.metadata))
+               if not same(opened["metadata"].get(key), nb.metadata.get(key))]
+    if len(opened["cells"]) != len(nb.cells):
+        changes.append(f"{len(opened['cells'])} cells, the file has {len(nb.cells)}")
+    for i, (cell, stored) in enumerate(zip(opened["cells"], nb.cells)):
+        for output, kept in zip(cell.get("outputs", []), stored.get("outputs", [])):
+            gained = sorted(set(output.get("data", {})) - set(kept.get("data", {})))
+            if gained:
+                changes.append(f"cell {i}'s output gained {', '.join(gained)}")
+    return "; ".join(changes[:3]) or "neither its metadata nor an output's MIME types"
 
 
 def lab_problems(edition: str, name: str, seen: dict, nb) -> list[str]:
@@ -437,8 +421,8 @@ def lab_problems(edition: str, name: str, seen: dict, nb) -> list[str]:
             at = text.index(squash(visible[0]))
             problems.append(f"{len(visible)} solution passages {where}, e.g. "
                             f"...{text[max(0, at - 150):at + 100]}...")
-    if seen["dirty"] and not (explorer_count(nb) and only_vega_png_added(seen["model"], nb)):
-        problems.append("marked modified on opening")
+    if seen["dirty"]:
+        problems.append(f"marked modified on opening (changed: {what_changed(seen['model'], nb)})")
     if explorer_count(nb) and seen["charts"] < explorer_count(nb):
         problems.append(f"{explorer_count(nb)} explorers but {seen['charts']} Vega-Lite charts drawn")
     return problems
@@ -526,8 +510,12 @@ def check_jupyterlab(folders=None, log: Log | None = None) -> str:
                     if exercise.count():
                         exercise.first.scroll_into_view_if_needed()
                         page.screenshot(path=SCREENSHOTS / f"{rel.replace('/', '-')}-exercise.png")
+                    chart = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedVegaCommon5")
+                    if chart.count():   # and the explorer, to see that it draws, PNG not beside it
+                        chart.first.scroll_into_view_if_needed()
+                        page.screenshot(path=SCREENSHOTS / f"{rel.replace('/', '-')}-explorer.png")
                     seen = page.evaluate(READ_NOTEBOOK)
-                    seen["model"] = page.evaluate(NOTEBOOK_JSON)
+                    seen["model"] = page.evaluate(NOTEBOOK_JSON) if seen["dirty"] else None
                     problems = lab_problems(edition, path.stem, seen, nb)
                     if edition == "student":            # not run elsewhere: Run All
                         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
