@@ -95,12 +95,17 @@ def icons_css(app: Sphinx, used: dict) -> str:
         *rules, ""])
 
 
-# The theme's stylesheets also draw a few icons as characters of Font Awesome's solid font
-# (admonition titles, the "on this page" arrow): 18 characters of a 156 KB font. The site
-# serves a subset of it with just the characters the stylesheets use, declared after the
-# theme's @font-face (the last declaration of a font wins).
-FA_SOLID_TTF = Path("vendor") / "fontawesome" / "webfonts" / "fa-solid-900.ttf"
-SOLID_SUBSET = "icons-solid.woff"
+# The theme's stylesheets also draw a few icons as characters of Font Awesome's fonts
+# (admonition titles, the "on this page" arrow: 18 characters of the 156 KB solid font; the
+# GitHub mark before a link to github.com, `a.github::before`: one of the 118 KB brands
+# font, which the bibliography loaded whole, issue 28). The site serves a subset of each
+# with just the characters the stylesheets use, declared after the theme's @font-face (the
+# last declaration of a font wins).
+FA_WEBFONTS = Path("vendor") / "fontawesome" / "webfonts"
+SUBSETS = (  # (theme's font file, subset written to _static/, family, weight)
+    ("fa-solid-900.ttf", "icons-solid.woff", "Font Awesome 6 Free", 900),
+    ("fa-brands-400.ttf", "icons-brands.woff", "Font Awesome 6 Brands", 400),
+)
 CSS_RULE = re.compile(r"([^{}]*)\{([^{}]*)\}")
 ICON_RULE_SELECTOR = re.compile(r"^\.fa-[\w-]+::?(before|after)$")
 PRIVATE_USE = re.compile(r"[\ue000-\uf8ff]|\\([ef][0-9a-f]{3})(?![0-9a-f])")
@@ -119,32 +124,40 @@ def icon_characters(static: Path) -> set:
     return found
 
 
-def subset_solid_font(static: Path) -> str:
-    """Write the subset font; return its @font-face rule ("" when there is nothing to do)."""
+def subset_fonts(static: Path) -> str:
+    """Write the subset fonts; return their @font-face rules ("" when there is nothing to
+    do). Each font keeps those of the characters that it has."""
     from fontTools import subset
     from fontTools.ttLib import TTFont
 
-    source = static / FA_SOLID_TTF
     characters = icon_characters(static)
-    if not source.is_file() or not characters:
-        return ""
-    font = TTFont(source)
-    options = subset.Options()
-    options.flavor = "woff"
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(unicodes=sorted(characters))
-    subsetter.subset(font)
-    font.flavor = "woff"
-    font.save(static / SOLID_SUBSET)
-    return ('@font-face{font-family:"Font Awesome 6 Free";font-style:normal;font-weight:900;'
-            f'font-display:block;src:url({SOLID_SUBSET}) format("woff")}}')
+    rules = []
+    for source_name, target, family, weight in SUBSETS:
+        source = static / FA_WEBFONTS / source_name
+        if not source.is_file() or not characters:
+            continue
+        font = TTFont(source)
+        present = sorted(characters & set(font.getBestCmap()))
+        if not present:
+            continue
+        options = subset.Options()
+        options.flavor = "woff"
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=present)
+        subsetter.subset(font)
+        font.flavor = "woff"
+        font.save(static / target)
+        rules.append(f'@font-face{{font-family:"{family}";font-style:normal;'
+                     f'font-weight:{weight};font-display:block;'
+                     f'src:url({target}) format("woff")}}')
+    return "".join(rules)
 
 
 def write_icons(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
-    css = icons_css(app, icons_used(outdir)) + subset_solid_font(outdir / "_static") + "\n"
+    css = icons_css(app, icons_used(outdir)) + subset_fonts(outdir / "_static") + "\n"
     (outdir / "_static" / ICONS_CSS).write_text(css, encoding="utf-8")
 
 

@@ -140,6 +140,26 @@ def test_icons_used_finds_icons_and_their_style(tmp_path):
         ("solid", "bars"), ("brands", "github"), ("solid", "chevron-down")}
 
 
+def test_icon_fonts_are_cut_to_the_characters_the_stylesheets_use(tmp_path):
+    """The GitHub mark before a github.com link (`a.github::before`, a brands character)
+    loaded the whole 118 KB brands font on the bibliography (issue 28): it is cut too."""
+    import pydata_sphinx_theme
+    webfonts = (Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme"
+                / "static" / page_speed.FA_WEBFONTS)
+    static = tmp_path / "_static"
+    (static / page_speed.FA_WEBFONTS).mkdir(parents=True)
+    for name in ("fa-solid-900.ttf", "fa-brands-400.ttf"):
+        shutil.copyfile(webfonts / name, static / page_speed.FA_WEBFONTS / name)
+    (static / "theme.css").write_text(
+        'a.github:before{content:"\\f09b";font:var(--fa-font-brands)}'
+        '.admonition-title:after{content:"\\f0eb"}')
+    rules = page_speed.subset_fonts(static)
+    assert 'font-family:"Font Awesome 6 Brands"' in rules and "icons-brands.woff" in rules
+    assert 'font-family:"Font Awesome 6 Free"' in rules and "icons-solid.woff" in rules
+    for name in ("icons-brands.woff", "icons-solid.woff"):
+        assert (static / name).stat().st_size < 5000, name
+
+
 @needs_katex
 def test_katex_to_text_leaves_one_plain_copy_of_a_formula():
     katex = page_speed.KaTeX(ROOT)
