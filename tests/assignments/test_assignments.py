@@ -6,7 +6,9 @@ chapter: the autograder notebook (the solutions) scores full marks; the student 
 handed out scores 0 on every autograded question; and each wrong answer of
 wrong_answers.py, put in a copy of the student notebook whose other answers are the
 solutions, loses its question's points, with the teaching message in otter's output, while
-the other questions keep theirs; its RIGHT_ANSWERS score full marks. `make grade` is run on
+the other questions keep theirs (and one marked "public" is caught by the public tests alone,
+what the student's `grader.check` runs, with that message: every code question has one); its
+RIGHT_ANSWERS score full marks. `make grade` is run on
 three submissions, and one chapter's Gradescope zip is set up and run as Gradescope does
 (gradescope.py).
 """
@@ -228,6 +230,32 @@ def test_points_follow_the_questions_size():
     if CHAPTERS == ALL_CHAPTERS:
         assert len(set(sizes.values())) >= 3
         assert sizes["memory-ex-merge-code"] > sizes["masking-ex-padding"]
+
+
+def test_every_code_question_has_a_mistake_its_public_tests_catch():
+    # issue 27: "for every code question at least one public test fails on a typical
+    # shape/axis mistake"; a wrong answer marked "public" is checked below to be caught by
+    # the public tests alone (what the student's grader.check runs)
+    caught = {w["question"] for w in WRONG_ANSWERS if w.get("public")}
+    missing = [q for chapter in CHAPTERS for q in autograded(chapter) if q not in caught]
+    assert not missing, f"no public wrong answer in wrong_answers.py for {missing}"
+
+
+@pytest.mark.parametrize("wrong", [w for w in WRONG_ANSWERS if w.get("public")],
+                         ids=lambda w: w["id"])
+def test_public_tests_alone_catch_the_mistake_with_its_message(graded, wrong):
+    """The "Public Tests" result of otter run is what grader.check shows the student: only
+    the public tests (points 0), run on the same notebook."""
+    from grade_assignments import failed_messages
+
+    chapter = wrong["chapter"]
+    k = next(k for k, r in enumerate(rounds(chapter), 1) if wrong in r)
+    result = graded[(chapter, f"wrong-{k}")]
+    assert result["status"] == "ok", result
+    public = result["output"]["Public Tests"]
+    failed = " ".join(" ".join(failed_messages(wrong["question"], public)).split())
+    assert failed, f"{wrong['id']}: the public tests of {wrong['question']} all pass"
+    assert wrong["message"] in failed, f"{wrong['id']}: the public tests said {failed!r}"
 
 
 @pytest.mark.parametrize("wrong", WRONG_ANSWERS, ids=lambda w: w["id"])

@@ -15,6 +15,7 @@ WRONG_ANSWERS = [
         "chapter": "02_qk_av",
         "question": "qk-av-ex-einsum",
         "message": "do not sum to 1 over the keys",
+        "public": True,
         "answer": '''
 def einsum_attention(query, key, value):
     scores = np.einsum("...le,...se->...ls", query, key)
@@ -28,6 +29,7 @@ def einsum_attention(query, key, value):
         "chapter": "02_qk_av",
         "question": "qk-av-ex-einsum",
         "message": "Look at what the scores are divided by",
+        "public": True,
         "answer": '''
 def einsum_attention(query, key, value):
     scores = np.einsum("...le,...se->...ls", query, key) / query.shape[-1]
@@ -39,6 +41,7 @@ def einsum_attention(query, key, value):
         "chapter": "02_qk_av",
         "question": "qk-av-ex-einsum",
         "message": "Look at what the scores are divided by",
+        "public": True,
         "answer": '''
 def einsum_attention(query, key, value):
     scores = np.einsum("...le,...se->...ls", query, key)
@@ -50,6 +53,7 @@ def einsum_attention(query, key, value):
         "chapter": "02_qk_av",
         "question": "qk-av-ex-wrong-axis",
         "message": "check the system you solve",
+        "public": True,
         "answer": '''
 O_wrong = A_wrong @ V
 lam_wrong = np.linalg.lstsq(V.T, O_wrong.T, rcond=None)[0].T
@@ -61,6 +65,7 @@ lam_wrong = lam_wrong / lam_wrong.sum(axis=1, keepdims=True)
         "chapter": "03_masking",
         "question": "masking-ex-padding",
         "message": "lets through a number of keys other than its sequence's length",
+        "public": True,
         "answer": '''
 lengths_ex, S_ex = np.array([3, 1, 4]), 4
 by_hand = np.arange(S_ex)[None, :] <= lengths_ex[:, None]
@@ -71,6 +76,7 @@ by_hand = np.arange(S_ex)[None, :] <= lengths_ex[:, None]
         "chapter": "03_masking",
         "question": "masking-ex-window",
         "message": "The first query of `window` sees no key",
+        "public": True,
         "answer": '''
 i = np.arange(6)[:, None]
 j = np.arange(6)[None, :]
@@ -98,6 +104,7 @@ fill_min = np.where(row_mask, scores16, np.float16(-np.inf))
         "chapter": "05_stable_softmax",
         "question": "prec-ex-log-softmax",
         "message": "On scores near 1000 the result is not finite",
+        "public": True,
         "answer": '''
 def log_softmax_lse(x, axis=-1):
     return x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
@@ -108,6 +115,7 @@ def log_softmax_lse(x, axis=-1):
         "chapter": "06_multi_head",
         "question": "multi-head-ex-causal",
         "message": "falls on a key after its query",
+        "public": True,
         "answer": '''
 future = np.triu(np.ones((L, L), dtype=bool), k=1)
 out_causal, w_causal = multi_head_attention(
@@ -120,6 +128,7 @@ out_causal, w_causal = multi_head_attention(
         "chapter": "06_multi_head",
         "question": "multi-head-ex-causal",
         "message": "the first query (which may see one key)",
+        "public": True,
         "answer": '''
 past = np.tri(L, k=-1, dtype=bool)
 out_causal, w_causal = multi_head_attention(
@@ -131,7 +140,8 @@ out_causal, w_causal = multi_head_attention(
         "id": "heads-split-on-the-wrong-axis",
         "chapter": "06_multi_head",
         "question": "multi-head-ex-one-head",
-        "message": "other blocks, strides or a missing bias mix the heads",
+        "message": "contiguous blocks, or strides?",
+        "public": True,
         "answer": '''
 total = np.zeros((L, Dout))
 for h in range(H):
@@ -147,7 +157,8 @@ for h in range(H):
         "id": "rotation-the-wrong-way",
         "chapter": "06_multi_head",
         "question": "multi-head-ex-relative",
-        "message": "R_k PE_i is not PE_(i+k)",
+        "message": "moves every position back by the offset",
+        "public": True,
         "answer": '''
 rel_k = 3
 omega = 10000.0 ** (-np.arange(0, D, 2) / D)
@@ -162,6 +173,7 @@ for r, omega_r in enumerate(omega):
         "chapter": "07_memory_efficient",
         "question": "memory-ex-merge-code",
         "message": "check how much each part counts",
+        "public": True,
         "keeps": 1,  # its log-sum-exp is right: that part's point
         "answer": '''
 def merge(o1, lse1, o2, lse2):
@@ -172,7 +184,8 @@ def merge(o1, lse1, o2, lse2):
         "id": "query-the-wrong-way",
         "chapter": "01_span",
         "question": "span-ex-closest",
-        "message": "does not beat the other keys' by enough",
+        "message": "key 1 does not get the largest score",
+        "public": True,
         "answer": '''
 closest_tol = 1e-3
 q_close = 100.0 * np.array([1.0, -1.0])
@@ -184,6 +197,7 @@ q_close = 100.0 * np.array([1.0, -1.0])
         "chapter": "02_qk_av",
         "question": "qk-av-ex-einsum",
         "message": "may not be, or call, the kernel's attention functions",
+        "public": True,
         "answer": "einsum_attention = scaled_dot_product_attention",
     },
     {
@@ -191,6 +205,7 @@ q_close = 100.0 * np.array([1.0, -1.0])
         "chapter": "02_qk_av",
         "question": "qk-av-ex-einsum",
         "message": "may not be, or call, the kernel's attention functions",
+        "public": True,
         "answer": '''
 def einsum_attention(query, key, value):
     return scaled_dot_product_attention(query, key, value)
@@ -201,6 +216,7 @@ def einsum_attention(query, key, value):
         "chapter": "03_masking",
         "question": "masking-ex-padding",
         "message": "may not call padding_mask",
+        "public": True,
         "answer": "by_hand = padding_mask(np.array([3, 1, 4]), 4)",
     },
     {
@@ -208,6 +224,7 @@ def einsum_attention(query, key, value):
         "chapter": "03_masking",
         "question": "masking-ex-padding",
         "message": "must be built by hand, with a comparison broadcast",
+        "public": True,
         "answer": '''
 by_hand = np.array([[True, True, True, False], [True, False, False, False],
                     [True, True, True, True]])
@@ -218,6 +235,7 @@ by_hand = np.array([[True, True, True, False], [True, False, False, False],
         "chapter": "05_stable_softmax",
         "question": "prec-ex-log-softmax",
         "message": "may not call a library's log_softmax, logsumexp or softmax",
+        "public": True,
         "answer": '''
 def log_softmax_lse(x, axis=-1):
     return scipy.special.log_softmax(x, axis=axis)
@@ -228,6 +246,7 @@ def log_softmax_lse(x, axis=-1):
         "chapter": "05_stable_softmax",
         "question": "prec-ex-log-softmax",
         "message": "with axis=0 on a (3, 4) array they do not",
+        "public": True,
         "answer": '''
 def log_softmax_lse(x, axis=-1):
     m = np.max(x, axis=-1, keepdims=True)
@@ -238,7 +257,8 @@ def log_softmax_lse(x, axis=-1):
         "id": "log-of-softmax-underflows",
         "chapter": "05_stable_softmax",
         "question": "prec-ex-log-softmax",
-        "message": "Wrong values on rows with scores far apart",
+        "message": "On the row (0, -1000) an entry is -inf or NaN",
+        "public": True,
         "answer": '''
 def log_softmax_lse(x, axis=-1):
     m = np.max(x, axis=axis, keepdims=True)
@@ -252,13 +272,15 @@ def log_softmax_lse(x, axis=-1):
         "chapter": "06_multi_head",
         "question": "multi-head-ex-one-head",
         "message": "may not use the layer's output `out`",
+        "public": True,
         "answer": "total = out - b_o",
     },
     {
         "id": "one-head-without-value-bias",
         "chapter": "06_multi_head",
         "question": "multi-head-ex-one-head",
-        "message": "other blocks, strides or a missing bias mix the heads",
+        "message": "by the same vector in every row",
+        "public": True,
         "answer": '''
 total = np.zeros((L, Dout))
 for h in range(H):
@@ -273,13 +295,15 @@ for h in range(H):
         "chapter": "08_real_model",
         "question": "real-ex-mask-word",
         "message": "`change` must be measured",
+        "public": True,
         "answer": "change = 2 * weights[0, :, :n0, 2]",
     },
     {
         "id": "change-of-the-wrong-key",
         "chapter": "08_real_model",
         "question": "real-ex-mask-word",
-        "message": "when no query may attend to key 2",
+        "message": "which key did you hide",
+        "public": True,
         "answer": '''
 hidden_mask = key_mask.copy()
 hidden_mask[0, 1] = False
@@ -297,6 +321,144 @@ change = np.abs(hidden[0, :, :n0, :n0] - weights[0, :, :n0, :n0]).sum(axis=-1)
 out_causal = multi_head_attention(X, X, X, H, **weights_kw, is_causal=True)
 _, w_causal = scaled_dot_product_attention(X, X, X, is_causal=True, return_weights=True)
 w_causal = np.broadcast_to(w_causal, (H, L, L))
+''',
+    },
+    # Classic shape, axis and off-by-one mistakes that the public tests (what the student's
+    # `grader.check` runs) catch, so the student learns before submitting (issue 27).
+    {
+        "id": "query-too-short",
+        "chapter": "01_span",
+        "question": "span-ex-closest",
+        "message": "does not beat the other keys' by enough",
+        "answer": "q_close = np.array([-1.0, 1.0])",
+    },
+    {
+        "id": "dependent-feature-sign-flipped",
+        "chapter": "01_span",
+        "question": "span-ex-dependent-feature",
+        "message": "does not give the least-squares predictions of X alone",
+        "public": True,
+        "answer": '''
+X3 = np.column_stack([X, 3 * X[:, 0] + 2 * X[:, 1]])
+w3 = np.linalg.lstsq(X3, y)[0]
+''',
+    },
+    {
+        "id": "barycentric-coordinates-transposed",
+        "chapter": "02_qk_av",
+        "question": "qk-av-ex-wrong-axis",
+        "message": "a product taken in the wrong order, or transposed?",
+        "public": True,
+        "answer": '''
+O_wrong = A_wrong @ V
+T = np.vstack([V.T, np.ones(3)])
+lam_wrong = np.linalg.solve(T, np.vstack([O_wrong.T, np.ones(len(O_wrong))]))
+''',
+    },
+    {
+        "id": "float16-row-made-in-float64",
+        "chapter": "03_masking",
+        "question": "masking-ex-float16",
+        "message": "an array made from Python numbers is float64",
+        "public": True,
+        "keeps": 1,  # fill_min's values are right
+        "answer": '''
+row_mask = np.array([False, False])
+scores16 = np.array([0.5, -0.25])
+scores16[~row_mask] = -1e9
+shifted = scores16 - scores16.max()
+fill_min = np.where(row_mask, scores16, np.finfo(np.float16).min)
+''',
+    },
+    {
+        "id": "threshold-last-power-below",
+        "chapter": "04_scaling",
+        "question": "scaling-ex-threshold",
+        "message": "the last power of two below the threshold rather than the first above it",
+        "public": True,
+        "answer": '''
+rng_ex = np.random.default_rng(0)
+E_star = 2
+for dim in 2 ** np.arange(1, 21):
+    norm_q = np.sqrt(rng_ex.chisquare(dim, size=(400_000, 1)))
+    top = softmax(norm_q * rng_ex.standard_normal((400_000, n_keys))).max(axis=-1)
+    if top.mean() > one_hot:
+        break
+    E_star = int(dim)  # the E of the last row of averages that stayed below
+''',
+    },
+    {
+        "id": "gap-last-nonzero-weight",
+        "chapter": "05_stable_softmax",
+        "question": "prec-ex-gap",
+        "message": "the last gap with a nonzero weight rather than the first with a zero one",
+        "public": True,
+        "answer": '''
+gaps = (16 + np.arange(256) / 64).astype(np.float16)
+second = softmax(np.stack([np.zeros_like(gaps), -gaps], axis=-1))[:, 1]
+g_found = float(gaps[np.sum(second > 0) - 1])
+''',
+    },
+    {
+        "id": "wide-head-with-H-heads",
+        "chapter": "06_multi_head",
+        "question": "multi-head-ex-one-wide-head",
+        "message": "not of a single head: check `num_heads`",
+        "public": True,
+        "keeps": 1,  # the rank of that output is right
+        "answer": '''
+out_wide = multi_head_attention(X_r, X_r, X_r, H_r, w_q=Wq_r, w_k=Wk_r, w_v=Wv_r, w_o=Wo_r)
+rank_wide = np.linalg.matrix_rank(out_wide)
+''',
+    },
+    {
+        "id": "block-power-of-two-rounded-up",
+        "chapter": "07_memory_efficient",
+        "question": "memory-ex-cache",
+        "message": "is not the largest power of two at most `B_max`",
+        "public": True,
+        "keeps": 1,  # B_max is right
+        "answer": '''
+coef = 2 * 64 + 2 * 64 + 2
+B_max = int((-coef + np.sqrt(coef**2 + 2**20)) // 2)
+B_pow2 = 2 ** int(np.ceil(np.log2(B_max)))
+''',
+    },
+    {
+        "id": "previous-by-average-weight",
+        "chapter": "08_real_model",
+        "question": "real-ex-previous",
+        "message": "`fraction` does not count queries",
+        "public": True,
+        "answer": '''
+fox = tokenize(model, ["The quick brown fox jumps over the lazy dog."])
+a_fox = self_attention(model, embed(model, fox), fox.key_mask).weights[0]
+i = np.arange(1, fox.lengths[0])
+fraction = a_fox[:, i, i - 1].mean(axis=-1)  # the average weight, not the argmax
+''',
+    },
+    {
+        "id": "positions-left-out-with-the-key-mask",
+        "chapter": "08_real_model",
+        "question": "real-ex-positions",
+        "message": "falls on a padding key",
+        "public": True,
+        "answer": '''
+x_nopos = layer_norm(word + token_type, gamma, beta, eps)
+_, w_nopos = multi_head_attention(x_nopos, x_nopos, x_nopos, H, **proj, return_weights=True)
+''',
+    },
+    {
+        "id": "change-summed-over-queries",
+        "chapter": "08_real_model",
+        "question": "real-ex-mask-word",
+        "message": "along which axis did you sum the absolute changes",
+        "public": True,
+        "answer": '''
+hidden_mask = key_mask.copy()
+hidden_mask[0, 2] = False
+hidden = self_attention(model, X, hidden_mask).weights
+change = np.abs(hidden[0, :, :n0, :n0] - weights[0, :, :n0, :n0]).sum(axis=-2)
 ''',
     },
 ]

@@ -8,12 +8,22 @@ points: 2
 """ # BEGIN TEST CONFIG
 points: 0
 failure_message: >-
-  Keep the names of the exercise: `scores16` (the float16 row, filled),
-  `shifted` (minus its maximum) and `fill_min` (the row filled with a value
-  float16 can hold), all float16 of 2 entries.
+  `scores16`, `shifted` and `fill_min` must each be a float16 row of 2
+  entries: one of them is not (an array made from Python numbers is float64
+  unless you ask for float16, and float64 hides what the exercise is about).
 """  # END TEST CONFIG
-assert scores16.dtype == shifted.dtype == fill_min.dtype == np.float16
-assert np.shape(scores16) == np.shape(fill_min) == (2,)
+assert np.asarray(scores16).dtype == np.asarray(shifted).dtype == np.float16
+assert np.asarray(fill_min).dtype == np.float16
+assert np.shape(scores16) == np.shape(shifted) == np.shape(fill_min) == (2,)
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `fill_min` has an entry that is not finite: the fill of (b) is a number
+  float16 can hold.
+"""  # END TEST CONFIG
+assert np.all(np.isfinite(fill_min))
 
 # %%
 """ # BEGIN TEST CONFIG

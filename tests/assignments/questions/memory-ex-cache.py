@@ -8,10 +8,21 @@ points: 2
 """ # BEGIN TEST CONFIG
 points: 0
 failure_message: >-
-  `B_max` and `B_pow2` are block sizes: ints, `B_pow2` a power of two no
-  larger than `B_max`.
+  `B_max` and `B_pow2` are block sizes: positive whole numbers, `B_pow2` a
+  power of two.
 """  # END TEST CONFIG
-assert int(B_pow2) & (int(B_pow2) - 1) == 0 and 0 < B_pow2 <= B_max
+assert int(B_max) == B_max > 0 and int(B_pow2) == B_pow2 > 0
+assert int(B_pow2) & (int(B_pow2) - 1) == 0
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `B_pow2` is not the largest power of two at most `B_max`: it is larger
+  than `B_max` (a block that does not fit), or twice it is still at most
+  `B_max` (was the logarithm rounded the wrong way?).
+"""  # END TEST CONFIG
+assert B_pow2 <= B_max < 2 * B_pow2
 
 # %%
 """ # BEGIN TEST CONFIG

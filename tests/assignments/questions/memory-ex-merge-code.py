@@ -37,14 +37,16 @@ failure_message: >-
   inputs split into two parts of different sizes, with masks and a batch
   axis.
 """  # END TEST CONFIG
+from lib.attention import memory_efficient_attention as _t_mea
+
 _t_rng = np.random.default_rng(19)
 _t_q = _t_rng.standard_normal((3, 5, 4))
 _t_k = _t_rng.standard_normal((3, 12, 4))
 _t_v = _t_rng.standard_normal((3, 12, 2))
 _t_m = _t_rng.random((3, 5, 12)) < 0.7
 _t_m[:, :, 0] = True
-_t_full = memory_efficient_attention(_t_q, _t_k, _t_v, attn_mask=_t_m, return_lse=True)
-_t_parts = [memory_efficient_attention(_t_q, _t_k[:, s], _t_v[:, s], attn_mask=_t_m[:, :, s],
+_t_full = _t_mea(_t_q, _t_k, _t_v, attn_mask=_t_m, return_lse=True)
+_t_parts = [_t_mea(_t_q, _t_k[:, s], _t_v[:, s], attn_mask=_t_m[:, :, s],
                                        return_lse=True)
             for s in (slice(0, 5), slice(5, 12))]
 with np.errstate(all="ignore"):
@@ -58,14 +60,16 @@ hidden: true
 failure_message: >-
   The merged log-sum-exp differs from the log-sum-exp over all the keys.
 """  # END TEST CONFIG
+from lib.attention import memory_efficient_attention as _t_mea
+
 _t_rng = np.random.default_rng(19)
 _t_q = _t_rng.standard_normal((3, 5, 4))
 _t_k = _t_rng.standard_normal((3, 12, 4))
 _t_v = _t_rng.standard_normal((3, 12, 2))
 _t_m = _t_rng.random((3, 5, 12)) < 0.7
 _t_m[:, :, 0] = True
-_t_full = memory_efficient_attention(_t_q, _t_k, _t_v, attn_mask=_t_m, return_lse=True)
-_t_parts = [memory_efficient_attention(_t_q, _t_k[:, s], _t_v[:, s], attn_mask=_t_m[:, :, s],
+_t_full = _t_mea(_t_q, _t_k, _t_v, attn_mask=_t_m, return_lse=True)
+_t_parts = [_t_mea(_t_q, _t_k[:, s], _t_v[:, s], attn_mask=_t_m[:, :, s],
                                        return_lse=True)
             for s in (slice(0, 5), slice(5, 12))]
 with np.errstate(all="ignore"):
@@ -80,6 +84,8 @@ failure_message: >-
   A query that sees no key in one part, or in both, gets NaN or a wrong
   output: a part with no visible key has log-sum-exp -inf.
 """  # END TEST CONFIG
+from lib.attention import memory_efficient_attention as _t_mea
+
 _t_rng = np.random.default_rng(7)
 _t_q, _t_k = _t_rng.standard_normal((2, 5, 4))
 _t_k = np.vstack([_t_k, _t_rng.standard_normal((7, 4))])
@@ -87,8 +93,8 @@ _t_v = _t_rng.standard_normal((12, 3))
 _t_m = _t_rng.random((5, 12)) < 0.7
 _t_m[0, :5], _t_m[1] = False, False
 _t_m[2, 5:] = False
-_t_full = memory_efficient_attention(_t_q, _t_k, _t_v, attn_mask=_t_m, return_lse=True)
-_t_parts = [memory_efficient_attention(_t_q, _t_k[s], _t_v[s], attn_mask=_t_m[:, s],
+_t_full = _t_mea(_t_q, _t_k, _t_v, attn_mask=_t_m, return_lse=True)
+_t_parts = [_t_mea(_t_q, _t_k[s], _t_v[s], attn_mask=_t_m[:, s],
                                        return_lse=True)
             for s in (slice(0, 5), slice(5, 12))]
 with np.errstate(all="ignore"):

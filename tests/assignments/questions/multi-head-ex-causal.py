@@ -38,7 +38,9 @@ failure_message: >-
   `w_causal` are not the weights of the causal layer (query i may attend to
   the keys up to and including its own position).
 """  # END TEST CONFIG
-_t_out, _t_w = multi_head_attention(
+from lib.attention import multi_head_attention as _t_mha
+
+_t_out, _t_w = _t_mha(
     X, X, X, H, **weights_kw, is_causal=True, return_weights=True
 )
 np.testing.assert_allclose(w_causal, _t_w, rtol=1e-10, atol=1e-12)
@@ -50,7 +52,9 @@ hidden: true
 failure_message: >-
   `out_causal` is not the output of the causal layer on X.
 """  # END TEST CONFIG
-_t_out, _t_w = multi_head_attention(
+from lib.attention import multi_head_attention as _t_mha
+
+_t_out, _t_w = _t_mha(
     X, X, X, H, **weights_kw, is_causal=True, return_weights=True
 )
 np.testing.assert_allclose(out_causal, _t_out, rtol=1e-10, atol=1e-12)

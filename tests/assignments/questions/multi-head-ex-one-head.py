@@ -27,7 +27,35 @@ _t_values, _t_cell = _t_assignment("total")
 assert _t_values and "scaled_dot_product_attention" in _t_calls(_t_cell)
 assert not _t_names(_t_values) & {"out", "out_steps", "weights"}
 assert not _t_calls(_t_values) & {"multi_head_attention"}
-assert not _t_calls(_t_values) & {"multi_head_attention"}
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `total` plus b_o differs from the layer's output by the same vector in
+  every row: a bias term is missing from a head, or counted twice.
+"""  # END TEST CONFIG
+_t_ref = multi_head_attention(
+    X, X, X, H, w_q=W_Q, w_k=W_K, w_v=W_V, w_o=W_O,
+    b_q=b_q, b_k=b_k, b_v=b_v, b_o=np.zeros(np.shape(W_O)[1]),
+)
+_t_diff = np.asarray(total) - _t_ref
+assert not (np.allclose(_t_diff, _t_diff[:1], atol=1e-9)
+            and not np.allclose(_t_diff, 0, atol=1e-9))
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `total` plus b_o is not the layer's output: check which columns of W_Q,
+  W_K and W_V, and which rows of W_O, head h takes (contiguous blocks, or
+  strides?), and that each head is scaled by its own width.
+"""  # END TEST CONFIG
+_t_ref = multi_head_attention(
+    X, X, X, H, w_q=W_Q, w_k=W_K, w_v=W_V, w_o=W_O,
+    b_q=b_q, b_k=b_k, b_v=b_v, b_o=np.zeros(np.shape(W_O)[1]),
+)
+np.testing.assert_allclose(total, _t_ref, rtol=1e-8, atol=1e-10)
 
 # %%
 """ # BEGIN TEST CONFIG
@@ -39,7 +67,9 @@ failure_message: >-
   own block of rows of W_O; other blocks, strides or a missing bias mix the
   heads; or `total` is not built from the heads (see the test above).
 """  # END TEST CONFIG
-_t_ref = multi_head_attention(
+from lib.attention import multi_head_attention as _t_mha
+
+_t_ref = _t_mha(
     X, X, X, H, w_q=W_Q, w_k=W_K, w_v=W_V, w_o=W_O,
     b_q=b_q, b_k=b_k, b_v=b_v, b_o=np.zeros(np.shape(W_O)[1]),
 )

@@ -1,5 +1,6 @@
-"""Tests of multi-head-ex-one-wide-head (otter's test format; scripts/assignments.py puts them in the
-assignment). Public tests (points 0) teach; hidden tests hold the points.
+"""Tests of multi-head-ex-one-wide-head: `out_wide`, the output of one head with all H_r
+value features (num_heads=1, queries and keys of one head's width d_r), and `rank_wide`, its
+rank, each graded on its own.
 
 points: 2
 """
@@ -15,12 +16,48 @@ assert np.shape(out_wide) == (n_r, D_r) and int(rank_wide) == rank_wide
 
 # %%
 """ # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `out_wide` is the output of the section's layer of H_r narrow heads, not
+  of a single head: check `num_heads`.
+"""  # END TEST CONFIG
+assert not np.allclose(
+    out_wide,
+    multi_head_attention(X_r, X_r, X_r, H_r, w_q=Wq_r, w_k=Wk_r, w_v=Wv_r, w_o=Wo_r),
+)
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `out_wide` uses queries and keys of all the columns of Wq_r and Wk_r: the
+  exercise's head keeps the width of one head, Wq_r[:, :d_r] (which also
+  sets the scale).
+"""  # END TEST CONFIG
+assert not np.allclose(
+    out_wide,
+    multi_head_attention(X_r, X_r, X_r, 1, w_q=Wq_r, w_k=Wk_r, w_v=Wv_r, w_o=Wo_r),
+)
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `rank_wide` is not the rank of your `out_wide`: the rank counts its
+  independent rows, it is not a dimension of the array.
+"""  # END TEST CONFIG
+assert rank_wide == np.linalg.matrix_rank(np.asarray(out_wide))
+
+# %%
+""" # BEGIN TEST CONFIG
 points: 1
 hidden: true
 failure_message: >-
   `out_wide` is not the output of the exercise's one wide head on X_r.
 """  # END TEST CONFIG
-_t_out = multi_head_attention(
+from lib.attention import multi_head_attention as _t_mha
+
+_t_out = _t_mha(
     X_r, X_r, X_r, 1, w_q=Wq_r[:, :d_r], w_k=Wk_r[:, :d_r], w_v=Wv_r, w_o=Wo_r
 )
 np.testing.assert_allclose(out_wide, _t_out, rtol=1e-10, atol=1e-12)

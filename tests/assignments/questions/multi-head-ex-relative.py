@@ -1,5 +1,8 @@
-"""Tests of multi-head-ex-relative (otter's test format; scripts/assignments.py puts them in the
-assignment). Public tests (points 0) teach; hidden tests hold the points.
+"""Tests of multi-head-ex-relative: `R_k`, the D x D matrix (D = 10) with
+PE_(i+3) = R_k PE_i for every position i (column vectors). The position vectors are
+recomputed here by the formula of Vaswani et al. (never the notebook's
+`sinusoidal_positions` or `D`, which a student may rebind), on more positions than the
+exercise checks.
 
 points: 2
 """
@@ -8,9 +11,23 @@ points: 2
 """ # BEGIN TEST CONFIG
 points: 0
 failure_message: >-
-  `R_k` is a D x D matrix.
+  `R_k` is a D x D matrix (D = 10, the notebook's width).
 """  # END TEST CONFIG
-assert np.shape(R_k) == (D, D)
+assert np.shape(R_k) == (10, 10)
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `R_k` moves every position back by the offset instead of forward: it maps
+  PE_(i+3) to PE_i. Check the signs of the sines against the angle-addition
+  formulas, and which of R_k and its transpose acts on the rows of PE.
+"""  # END TEST CONFIG
+_t_i = np.arange(23)[:, None]
+_t_f = 10000.0 ** (-np.arange(0, 10, 2) / 10)
+_t_pe = np.empty((23, 10))
+_t_pe[:, 0::2], _t_pe[:, 1::2] = np.sin(_t_i * _t_f), np.cos(_t_i * _t_f)
+assert not np.allclose(_t_pe[3:] @ np.transpose(R_k), _t_pe[:20], atol=1e-9)
 
 # %%
 """ # BEGIN TEST CONFIG
@@ -21,7 +38,8 @@ failure_message: >-
   another angle or the wrong way. Check its signs against the angle-addition
   formulas, and which of R_k and its transpose acts on the rows.
 """  # END TEST CONFIG
-_t_pe = sinusoidal_positions(20 + 3, D)
-np.testing.assert_allclose(
-    _t_pe[3:23], _t_pe[:20] @ np.transpose(R_k), atol=1e-12
-)
+_t_i = np.arange(203)[:, None]
+_t_f = 10000.0 ** (-np.arange(0, 10, 2) / 10)
+_t_pe = np.empty((203, 10))
+_t_pe[:, 0::2], _t_pe[:, 1::2] = np.sin(_t_i * _t_f), np.cos(_t_i * _t_f)
+np.testing.assert_allclose(_t_pe[3:], _t_pe[:200] @ np.transpose(R_k), atol=1e-10)

@@ -40,6 +40,18 @@ assert np.all(np.isfinite(_t_got))
 """ # BEGIN TEST CONFIG
 points: 0
 failure_message: >-
+  On the row (0, -1000) an entry is -inf or NaN: the second weight underflows
+  to 0, but its logarithm, near -1000, is a number float64 holds. Is a weight
+  formed before its log is taken?
+"""  # END TEST CONFIG
+with np.errstate(all="ignore"):
+    _t_got = log_softmax_lse(np.array([0.0, -1000.0]))
+assert np.all(np.isfinite(_t_got))
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
   `log_softmax_lse` must be your own function: it may not call a library's
   log_softmax, logsumexp or softmax (the exercise is to write what they
   compute).

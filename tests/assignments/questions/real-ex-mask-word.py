@@ -29,6 +29,20 @@ assert _t_values and _t_calls(_t_values) & {"abs", "absolute", "norm", "fabs"}
 
 # %%
 """ # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `change` does not agree with the previous exercise's result for hiding key
+  2 ("cat"): which key did you hide (key 0 is [CLS]), and along which axis
+  did you sum the absolute changes (a row of weights is one query's)?
+"""  # END TEST CONFIG
+from lib.pretrained import embed as _t_embed, self_attention as _t_self
+
+_t_a = _t_self(model, _t_embed(model, batch), batch.key_mask).weights
+_t_n = batch.lengths[0]
+np.testing.assert_allclose(change, 2 * _t_a[0, :, :_t_n, 2], rtol=0, atol=1e-5)
+
+# %%
+""" # BEGIN TEST CONFIG
 points: 2
 hidden: true
 failure_message: >-
@@ -36,11 +50,13 @@ failure_message: >-
   sentence's weights when no query may attend to key 2; or it is not
   measured (see the test above).
 """  # END TEST CONFIG
-_t_X = embed(model, batch)
+from lib.pretrained import embed as _t_embed, self_attention as _t_self
+
+_t_X = _t_embed(model, batch)
 _t_mask = np.array(batch.key_mask, copy=True)
-_t_before = self_attention(model, _t_X, _t_mask).weights
+_t_before = _t_self(model, _t_X, _t_mask).weights
 _t_mask[0, 2] = False
-_t_after = self_attention(model, _t_X, _t_mask).weights
+_t_after = _t_self(model, _t_X, _t_mask).weights
 _t_n = batch.lengths[0]
 _t_want = np.abs(_t_after[0, :, :_t_n, :_t_n] - _t_before[0, :, :_t_n, :_t_n]).sum(-1)
 np.testing.assert_allclose(change, _t_want, rtol=0, atol=1e-5)

@@ -1,5 +1,7 @@
-"""Tests of scaling-ex-threshold (otter's test format; scripts/assignments.py puts them in the
-assignment). Public tests (points 0) teach; hidden tests hold the points.
+"""Tests of scaling-ex-threshold: `E_star`, the smallest power of two E at which the average
+largest weight of unscaled rows of S = 16 keys exceeds 0.99. The tests measure with the
+exercise's shortcut on their own seeded draws, with the exercise's S and threshold (never the
+notebook's `n_keys`, `one_hot` or `softmax`, which a student may rebind).
 
 points: 2
 """
@@ -15,6 +17,22 @@ assert int(E_star) & (int(E_star) - 1) == 0
 
 # %%
 """ # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  At `E_star` the average largest weight does not exceed 0.99 (measured here
+  with the shortcut on 400,000 rows): is `E_star` the last power of two
+  below the threshold rather than the first above it, or were the rows
+  scaled?
+"""  # END TEST CONFIG
+from lib.attention import softmax as _t_softmax
+
+_t_rng = np.random.default_rng(23)
+_t_norm = np.sqrt(_t_rng.chisquare(int(E_star), size=(400_000, 1)))
+_t_top = _t_softmax(_t_norm * _t_rng.standard_normal((400_000, 16))).max(axis=-1)
+assert _t_top.mean() > 0.99
+
+# %%
+""" # BEGIN TEST CONFIG
 points: 2
 hidden: true
 failure_message: >-
@@ -22,13 +40,15 @@ failure_message: >-
   at E_star / 2 it already does: check the shortcut's sampling against the
   exercise, and use enough rows.
 """  # END TEST CONFIG
+from lib.attention import softmax as _t_softmax
+
 _t_rng = np.random.default_rng(19)
 
 
 def _t_mean_top(E_t, n_t=400_000):
     norm_t = np.sqrt(_t_rng.chisquare(E_t, size=(n_t, 1)))
-    z_t = norm_t * _t_rng.standard_normal((n_t, n_keys))
-    return softmax(z_t).max(axis=-1).mean()
+    z_t = norm_t * _t_rng.standard_normal((n_t, 16))
+    return _t_softmax(z_t).max(axis=-1).mean()
 
 
-assert _t_mean_top(int(E_star)) > one_hot > _t_mean_top(int(E_star) // 2)
+assert _t_mean_top(int(E_star)) > 0.99 > _t_mean_top(int(E_star) // 2)

@@ -1,5 +1,6 @@
-"""Tests of span-ex-dependent-feature (otter's test format; scripts/assignments.py puts them in the
-assignment). Public tests (points 0) teach; hidden tests hold the points.
+"""Tests of span-ex-dependent-feature: `w3`, the weights lstsq returns for X with the column
+3 x_0 - 2 x_1 appended, fit to y = (1, 2, 4). X and y are the chapter's (lib.data and the
+exercise), never the notebook's globals.
 
 points: 1
 """
@@ -14,6 +15,23 @@ assert np.shape(w3) == (3,)
 
 # %%
 """ # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  With the exercise's appended column 3 x_0 - 2 x_1, `w3` does not give the
+  least-squares predictions of X alone (a dependent column changes the
+  weights, not the predictions): check the column you appended, its signs
+  and factors.
+"""  # END TEST CONFIG
+from lib.data import span_example as _t_span
+
+_t_X = _t_span()[0]
+_t_y = np.array([1.0, 2.0, 4.0])
+_t_X3 = np.column_stack([_t_X, 3 * _t_X[:, 0] - 2 * _t_X[:, 1]])
+_t_pred = _t_X @ np.linalg.lstsq(_t_X, _t_y, rcond=None)[0]
+np.testing.assert_allclose(_t_X3 @ np.asarray(w3, dtype=float), _t_pred, atol=1e-9)
+
+# %%
+""" # BEGIN TEST CONFIG
 points: 1
 hidden: true
 failure_message: >-
@@ -21,5 +39,9 @@ failure_message: >-
   many weights fit equally well, and lstsq returns one particular choice.
   Did you change its weights, or fit another matrix?
 """  # END TEST CONFIG
-_t_X3 = np.column_stack([X, 3 * X[:, 0] - 2 * X[:, 1]])
-np.testing.assert_allclose(w3, np.linalg.pinv(_t_X3) @ y, atol=1e-10)
+from lib.data import span_example as _t_span
+
+_t_X = _t_span()[0]
+_t_X3 = np.column_stack([_t_X, 3 * _t_X[:, 0] - 2 * _t_X[:, 1]])
+np.testing.assert_allclose(w3, np.linalg.pinv(_t_X3) @ np.array([1.0, 2.0, 4.0]),
+                           atol=1e-10)
