@@ -131,17 +131,13 @@ def html_visitors_for_singlehtml(app: Sphinx, config) -> None:
 
 
 def setup(app: Sphinx):
-    # sphinx.ext.graphviz (the maintainers' build picture) registers its HTML visitor for
-    # the `html` builder only; the PDF's one-page build (`singlehtml`) needs it too.
-    from sphinx.ext.graphviz import graphviz, html_visit_graphviz
-
-    app.setup_extension("sphinx.ext.graphviz")
-    app.add_node(graphviz, override=True, singlehtml=(html_visit_graphviz, None))
-    # The same for every node an extension gives an HTML visitor only (myst-nb's folded
-    # cells, sphinx-design's dropdowns): Sphinx gives a `singlehtml` translator the `html`
-    # visitors only when no extension registered any for `singlehtml` by name, and
+    # The PDF's one-page build (`singlehtml`) needs the HTML visitors of every node an
+    # extension registers for `html` only (sphinx.ext.graphviz's build picture, myst-nb's
+    # folded cells, sphinx-design's dropdowns): Sphinx gives a `singlehtml` translator the
+    # `html` visitors only when no extension registered any for `singlehtml` by name, and
     # sphinx-exercise does, so the one-page build stopped at "unknown node type:
     # HideCodeCellNode" once the chapters folded their checks.
+    app.setup_extension("sphinx.ext.graphviz")
     app.connect("config-inited", html_visitors_for_singlehtml)
     # By config-inited every extension's setup() has run, sphinx-thebe's included.
     app.connect("config-inited", disable_thebe)
