@@ -11,6 +11,7 @@ import struct
 import sys
 import zlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from docutils.core import publish_doctree
@@ -227,6 +228,54 @@ def test_drop_icon_rules_keeps_everything_but_font_awesomes_glyph_rules():
     assert "@media (min-width:1px){.kept{color:red}}" in out
     assert ".fa-spin{animation:s 2s}" in out and ".admonition-title:after" in out
     assert ".fa-lg:before{vertical-align:0}" in out   # not a glyph: no content
+
+
+needs_purgecss = pytest.mark.skipif(
+    shutil.which("node") is None or not (ROOT / "node_modules" / "purgecss").is_dir(),
+    reason="needs node and `npm ci` (node_modules/purgecss)")
+
+
+def a_site(tmp_path, css: str) -> Path:
+    """A built site in miniature: one page, one of the theme's scripts, and the bundle."""
+    (tmp_path / "_static" / "scripts").mkdir(parents=True)
+    (tmp_path / "_static" / page_speed.BUNDLE).write_text(css)
+    (tmp_path / "_static" / "scripts" / "theme.js").write_text(
+        'el.classList.add("show"); tip.classList.add(`bs-${this.constructor.NAME}-auto`);')
+    (tmp_path / "_static" / "scripts" / "fontawesome.js").write_text('"carousel"')
+    (tmp_path / "chapter.html").write_text(
+        '<html data-theme="light"><body><nav class="bd-links"><a class="active">x</a></nav>'
+        '<details><summary>s</summary></details></body></html>')
+    return tmp_path
+
+
+@needs_purgecss
+def test_purge_removes_rules_no_page_or_script_can_use_and_keeps_the_reader_states(tmp_path):
+    """The bundle keeps what the reader can bring about: a class a script adds (Bootstrap's
+    `show`, a tooltip's `bs-tooltip-auto`, built from pieces), the dark colour mode, an
+    opened <details>. A rule for a component no page has goes, even when the theme's
+    fontawesome.js (never loaded) names it."""
+    css = ('.bd-links .active{color:red}.carousel{display:flex}.modal-open{overflow:hidden}'
+           '.bd-links.show{display:block}html[data-theme=dark] .bd-links{color:#fff}'
+           '.bs-tooltip-auto[data-popper-placement^=top] .tooltip-arrow{bottom:0}'
+           'details[open]>summary{font-weight:700}'
+           '@media print{.carousel{display:none}.bd-links{display:none}}'
+           '@font-face{font-family:Unused;src:url(u.woff2)}:root{--pst-color-link:#00f}')
+    site = a_site(tmp_path, css)
+    page_speed.purge(SimpleNamespace(srcdir=ROOT), site)
+    out = (site / "_static" / page_speed.BUNDLE).read_text()
+    for kept in (".bd-links .active", ".bd-links.show", "html[data-theme=dark] .bd-links",
+                 ".bs-tooltip-auto[data-popper-placement^=top]", "details[open]>summary",
+                 "--pst-color-link", "@media print"):
+        assert kept in out, f"{kept} was removed: {out}"
+    for gone in (".carousel", ".modal-open", "Unused"):
+        assert gone not in out, f"{gone} was kept: {out}"
+
+
+@needs_purgecss
+def test_purge_stops_the_build_when_it_cannot_run(tmp_path):
+    """An unpurged bundle is 76 KB gzip on every page: not a thing to ship silently."""
+    with pytest.raises(ExtensionError, match="could not purge"):
+        page_speed.purge(SimpleNamespace(srcdir=ROOT), tmp_path)   # no _static/ at all
 
 
 def test_the_themes_tab_stop_pass_is_left_out_once_and_only_once():
