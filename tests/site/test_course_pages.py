@@ -7,7 +7,7 @@ import sys
 
 import pytest
 import yaml
-from site_config import ROOT
+from site_config import PAGES, ROOT, site_dir
 
 sys.path.insert(0, str(ROOT / "_ext"))
 import study_time  # noqa: E402
@@ -101,3 +101,16 @@ def test_config_points_the_launch_buttons_at_the_repository():
     assert config["launch_buttons"]["binderhub_url"] == "https://mybinder.org"
     assert config["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
     assert config["launch_buttons"]["thebe"] is False
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("notebooks/")])
+def test_a_folded_check_is_named_for_what_it_checks_closed_and_opened(page):
+    """Each folded cell of a chapter is a check: closed, its bar names it ("Check: the
+    causal mask is the lower triangle..."); opened, the bar says "Hide this check"
+    (_config.yml's nb_code_prompt_hide), not myst-nb's "Hide code cell content"."""
+    html = (site_dir() / page).read_text(encoding="utf-8")
+    closed = re.findall(r'<p class="collapsed admonition-title">(.*?)</p>', html)
+    opened = re.findall(r'<p class="expanded admonition-title">(.*?)</p>', html)
+    assert closed and len(closed) == len(opened), (page, len(closed), len(opened))
+    assert [t for t in closed if not t.startswith("Check: ")] == []
+    assert set(opened) == {"Hide this check"}, set(opened)
