@@ -7,7 +7,9 @@ _ext/katex_render.js) and writes its answer into the page: HTML for the eye and 
 screen readers, so math needs no script, renders offline and before any JavaScript runs.
 The sidebar's chapter titles with math are typeset the same way. A formula KaTeX cannot
 parse is a build warning naming the page (`-W`: an error). KaTeX's stylesheet and fonts
-are copied from node_modules/katex to `_static/katex/`.
+are copied from node_modules/katex to `_static/katex/`, and at the end of the build each
+font (woff2) is cut to the characters the site's formulas use (fonttools; see
+subset_katex_fonts).
 (Why not sphinxcontrib-katex: chapters/maintainers/build.md.)
 
 Search results quote a page's text around the words found (Sphinx's searchtools.js); a
@@ -18,6 +20,7 @@ before it quotes, so a snippet reads the MathML's text once.
 
 import html
 import json
+import re
 import shutil
 import subprocess
 import threading
@@ -129,6 +132,58 @@ def copy_katex(app: Sphinx, exception) -> None:
         shutil.copyfile(font, target / "fonts" / font.name)
 
 
+# The fonts a page with math preloads (Main-Regular and Math-Italic, and those a formula on
+# the first screen needs: _ext/page_meta.py) hold a heading or paragraph with math back until
+# they arrive: KaTeX sets `font-display: block`. Whole, chapter 4's three were 71 KB; the
+# site's formulas use about 150 characters, and cut to those (with printable ASCII, which
+# also covers the equation numbers KaTeX's stylesheet writes) they are 35 KB. Each woff2
+# file keeps its name; the woff and ttf files, for browsers without woff2, stay whole.
+PRINTABLE_ASCII = {chr(c) for c in range(0x20, 0x7F)}
+KATEX_HTML = '<span class="katex-html"'
+SPAN_TAG = re.compile(r"<span\b|</span>")
+TAG = re.compile(r"<[^>]+>")
+
+
+def katex_html_characters(page: str) -> set:
+    """The characters of a page's typeset formulas as they are drawn: the text of KaTeX's
+    HTML (not of its MathML, which the browser's own fonts draw for assistive technology)."""
+    found = set()
+    start = page.find(KATEX_HTML)
+    while start >= 0:
+        depth, end = 0, len(page)
+        for tag in SPAN_TAG.finditer(page, start):
+            depth += 1 if tag[0] == "<span" else -1
+            if depth == 0:
+                end = tag.end()
+                break
+        found |= set(html.unescape(TAG.sub("", page[start:end])))
+        start = page.find(KATEX_HTML, end)
+    return found - {"\n"}
+
+
+def subset_katex_fonts(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    outdir = Path(app.outdir)
+    used = set(PRINTABLE_ASCII)
+    for page in outdir.rglob("*.html"):
+        if "_static" not in page.relative_to(outdir).parts:
+            used |= katex_html_characters(page.read_text(encoding="utf-8", errors="replace"))
+    codepoints = {ord(c) for c in used}
+    for path in sorted((outdir / "_static" / KATEX_DIR / "fonts").glob("*.woff2")):
+        font = TTFont(path)
+        present = sorted(codepoints & set(font.getBestCmap()))
+        options = subset.Options()
+        options.flavor = "woff2"
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=present)
+        subsetter.subset(font)
+        font.flavor = "woff2"
+        font.save(path)
+
 
 SEARCH_JS = "searchtools.js"
 SEARCH_REMOVED = '[".headerlink", "script", "style"]'
@@ -175,4 +230,5 @@ def setup(app: Sphinx):
     app.connect("builder-inited", check_katex)
     app.connect("build-finished", stop_katex)
     app.connect("build-finished", search_snippets_once)
+    app.connect("build-finished", subset_katex_fonts)
     return {"parallel_read_safe": True, "parallel_write_safe": False}

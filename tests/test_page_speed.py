@@ -319,3 +319,45 @@ def test_every_local_extension_lives_in_ext_and_is_at_most_400_lines():
         lines = len(path.read_text().splitlines())
         assert lines <= 400, f"{path.name}: {lines} lines; split it by concern"
     assert not (ROOT / "tools").exists(), "tools/ is gone: extensions in _ext/, scripts/"
+
+
+def test_katex_html_characters_reads_the_drawn_formula_not_its_mathml():
+    page = ('<p>outside ℵ</p><span class="katex"><span class="katex-mathml"><math><mi>Ω</mi>'
+            '<annotation encoding="application/x-tex">\\Omega</annotation></math></span>'
+            '<span class="katex-html" aria-hidden="true"><span class="base"><span class="mord">'
+            '∑</span><span class="mord mathnormal">x</span></span><span>&lt;</span></span>'
+            '</span><span>after</span>')
+    assert page_speed.katex_html_characters(page) == {"∑", "x", "<"}
+
+
+@needs_katex
+def test_katex_fonts_are_cut_to_the_characters_the_pages_draw(tmp_path):
+    """Each woff2 font keeps every character it has of those the formulas draw (and printable
+    ASCII; fonttools may keep a few a kept glyph's features reach), with the metrics that
+    place them (units per em, ascent, advances), and not the characters no formula draws."""
+    from fontTools.ttLib import TTFont
+
+    fonts = tmp_path / "_static" / "katex" / "fonts"
+    fonts.mkdir(parents=True)
+    dist = ROOT / "node_modules" / "katex" / "dist" / "fonts"
+    for name in ("KaTeX_Main-Regular.woff2", "KaTeX_AMS-Regular.woff2"):
+        shutil.copyfile(dist / name, fonts / name)
+    (tmp_path / "page.html").write_text(
+        '<span class="katex-html" aria-hidden="true"><span class="mord">∑ ≤ ⊙ </span>'
+        '<span class="mord mathbb">E</span></span><p>ℵ ∴ outside a formula</p>')
+    page_speed.subset_katex_fonts(SimpleNamespace(outdir=tmp_path, builder=SimpleNamespace(
+        format="html")), None)
+    for name in ("KaTeX_Main-Regular.woff2", "KaTeX_AMS-Regular.woff2"):
+        whole, cut = TTFont(dist / name), TTFont(fonts / name)
+        wanted = {ord(c) for c in "∑≤⊙"} | set(range(0x20, 0x7F))
+        assert set(cut.getBestCmap()) >= wanted & set(whole.getBestCmap()), name
+        assert not {ord(c) for c in "ℵ∴ΩΓ"} & set(cut.getBestCmap()), name
+        assert (fonts / name).stat().st_size < (dist / name).stat().st_size
+        assert cut["head"].unitsPerEm == whole["head"].unitsPerEm
+        assert cut["hhea"].ascent == whole["hhea"].ascent
+        for code in set(cut.getBestCmap()):
+            glyph = whole.getBestCmap()[code]
+            assert cut["hmtx"][cut.getBestCmap()[code]] == whole["hmtx"][glyph], (name, code)
+    # each could have been kept: the whole fonts have them
+    assert ord("∴") in TTFont(dist / "KaTeX_AMS-Regular.woff2").getBestCmap()
+    assert {ord("Ω"), ord("ℵ")} <= set(TTFont(dist / "KaTeX_Main-Regular.woff2").getBestCmap())
