@@ -124,29 +124,36 @@ def icon_characters(static: Path) -> set:
     return found
 
 
-def subset_fonts(static: Path) -> str:
-    """Write the subset fonts; return their @font-face rules ("" when there is nothing to
-    do). Each font keeps those of the characters that it has."""
+def cut_font(source: Path, target: Path, codepoints, flavor: str) -> bool:
+    """Write to `target` (which may be `source`) the font `source` with only those of the
+    characters `codepoints` that it has, as `flavor` ("woff" or "woff2"); False, and nothing
+    written, when it has none of them."""
     from fontTools import subset
     from fontTools.ttLib import TTFont
 
+    font = TTFont(source)
+    present = sorted(set(codepoints) & set(font.getBestCmap()))
+    if not present:
+        return False
+    options = subset.Options()
+    options.flavor = flavor
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=present)
+    subsetter.subset(font)
+    font.flavor = flavor
+    font.save(target)
+    return True
+
+
+def subset_fonts(static: Path) -> str:
+    """Write the subset fonts; return their @font-face rules ("" when there is nothing to
+    do). Each font keeps those of the characters that it has."""
     characters = icon_characters(static)
     rules = []
     for source_name, target, family, weight in SUBSETS:
         source = static / FA_WEBFONTS / source_name
-        if not source.is_file() or not characters:
+        if not source.is_file() or not cut_font(source, static / target, characters, "woff"):
             continue
-        font = TTFont(source)
-        present = sorted(characters & set(font.getBestCmap()))
-        if not present:
-            continue
-        options = subset.Options()
-        options.flavor = "woff"
-        subsetter = subset.Subsetter(options)
-        subsetter.populate(unicodes=present)
-        subsetter.subset(font)
-        font.flavor = "woff"
-        font.save(static / target)
         rules.append(f'@font-face{{font-family:"{family}";font-style:normal;'
                      f'font-weight:{weight};font-display:block;'
                      f'src:url({target}) format("woff")}}')

@@ -144,18 +144,24 @@ SPAN_TAG = re.compile(r"<span\b|</span>")
 TAG = re.compile(r"<[^>]+>")
 
 
+def span_end(page: str, start: int) -> int:
+    """Where the <span> that opens at `start` closes (after its </span>; the end of the page
+    if it never does)."""
+    depth = 0
+    for tag in SPAN_TAG.finditer(page, start):
+        depth += 1 if tag[0] == "<span" else -1
+        if depth == 0:
+            return tag.end()
+    return len(page)
+
+
 def katex_html_characters(page: str) -> set:
     """The characters of a page's typeset formulas as they are drawn: the text of KaTeX's
     HTML (not of its MathML, which the browser's own fonts draw for assistive technology)."""
     found = set()
     start = page.find(KATEX_HTML)
     while start >= 0:
-        depth, end = 0, len(page)
-        for tag in SPAN_TAG.finditer(page, start):
-            depth += 1 if tag[0] == "<span" else -1
-            if depth == 0:
-                end = tag.end()
-                break
+        end = span_end(page, start)
         found |= set(html.unescape(TAG.sub("", page[start:end])))
         start = page.find(KATEX_HTML, end)
     return found - {"\n"}
@@ -164,8 +170,7 @@ def katex_html_characters(page: str) -> set:
 def subset_katex_fonts(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    from fontTools import subset
-    from fontTools.ttLib import TTFont
+    from icons import cut_font   # _ext/ is on sys.path in the build
 
     outdir = Path(app.outdir)
     used = set(PRINTABLE_ASCII)
@@ -174,15 +179,7 @@ def subset_katex_fonts(app: Sphinx, exception) -> None:
             used |= katex_html_characters(page.read_text(encoding="utf-8", errors="replace"))
     codepoints = {ord(c) for c in used}
     for path in sorted((outdir / "_static" / KATEX_DIR / "fonts").glob("*.woff2")):
-        font = TTFont(path)
-        present = sorted(codepoints & set(font.getBestCmap()))
-        options = subset.Options()
-        options.flavor = "woff2"
-        subsetter = subset.Subsetter(options)
-        subsetter.populate(unicodes=present)
-        subsetter.subset(font)
-        font.flavor = "woff2"
-        font.save(path)
+        cut_font(path, path, codepoints, "woff2")
 
 
 SEARCH_JS = "searchtools.js"

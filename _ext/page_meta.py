@@ -26,7 +26,7 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-from katex_math import KATEX_DIR  # noqa: E402  (_ext/ is on sys.path in the build)
+from katex_math import KATEX_DIR, span_end  # noqa: E402  (_ext/ is on sys.path in the build)
 
 # --- 3. meta description and title ---------------------------------------------------
 
@@ -96,7 +96,6 @@ def describe(app: Sphinx, pagename: str, context: dict, doctree) -> str:
 
 
 KATEX_START = '<span class="katex">'
-SPAN_TAG = re.compile(r"<span\b|</span>")
 ANNOTATION = re.compile(r'<annotation encoding="application/x-tex">(.*?)</annotation>', re.S)
 
 
@@ -106,12 +105,7 @@ def katex_to_text(fragment: str) -> str:
     The theme strips the tags of a title for `<title>` and the prev/next links' `title`
     attributes; a typeset formula would leave its text three times (HTML, MathML, TeX)."""
     while (start := fragment.find(KATEX_START)) >= 0:
-        depth, end = 0, len(fragment)
-        for tag in SPAN_TAG.finditer(fragment, start):
-            depth += 1 if tag[0] == "<span" else -1
-            if depth == 0:
-                end = tag.end()
-                break
+        end = span_end(fragment, start)
         tex = ANNOTATION.search(fragment, start, end)
         text = tex_to_text(html.unescape(tex[1])) if tex else ""
         fragment = fragment[:start] + html.escape(text) + fragment[end:]
