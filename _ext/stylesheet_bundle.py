@@ -118,8 +118,8 @@ def write_bundle(app: Sphinx, exception) -> None:
     purge(app, outdir)
 
 
-# What a phone fetches before it paints: the bundle was 492 KB (76 KB gzip), about 90 % of
-# it Bootstrap's rules for components no page shows, and Lighthouse's phone run counted
+# What a phone fetches before it paints: the bundle was 492 KB (76 KB gzip), two thirds of
+# it rules no page uses (most of them Bootstrap's), and Lighthouse's phone run counted
 # 0.9-1.2 s of render-blocking time for it on every page (issue 28). PurgeCSS
 # (_ext/purge_bundle.js) removes every rule whose selector names a class, id or element
 # that no built page and none of the site's scripts mention: 164 KB (32 KB gzip) remain.
