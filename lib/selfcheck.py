@@ -181,7 +181,15 @@ def markdown_from_data(data, text=lambda markdown: markdown):
     elif kind == "wrong_output":
         for i, o in enumerate(data["options"]):
             parts.append(f"Output {i + 1}:\n\n```text\n{o}\n```")
-    parts.append(f"*{data['prompt']}.*")
+    parts.append("*" + {"number": f"Answer with a number (within \u00b1{data.get('tol', 0):g} "
+                                  "counts as right), then open the answer below.",
+                        "shape": "Answer with a shape, such as (2, 4, 3), then open the "
+                                 "answer below.",
+                        "choice": "Choose your option, then open the answer below."
+                        if len(data.get("correct", [])) == 1 else "Several options are "
+                        "right: choose them, then open the answer below.",
+                        "wrong_output": "Find the wrong output, then open the answer below.",
+                        }[kind] + "*")
     fold = [f"**The answer: {data['answer_text']}.** {text(data['right'])}"]
     for wrong in data["wrong"]:
         fold.append(f"**If you answered {wrong['label']}:** {text(wrong['why'])}")
