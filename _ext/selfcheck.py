@@ -103,7 +103,8 @@ class SelfCheckDirective(SphinxDirective):
                 node += opt
         node += self.part("feedback", data["right"], key="right")
         for i, wrong in enumerate(data["wrong"]):
-            node += self.part("feedback", wrong["why"], key=f"w{i}")
+            node += self.part("feedback", wrong["why"], key=f"w{i}",
+                              label=wrong["label"].strip("`"))
         if data.get("hint"):
             node += self.part("feedback", data["hint"], key="hint")
         node += self.part("answer", f"**The answer: {data['answer_text']}.** {data['right']}")
@@ -185,6 +186,8 @@ def visit_part(self, node) -> None:
         if role == "feedback" and not state["form_closed"]:
             close_form(self, state)
         key = f' data-key="{node["key"]}"' if role == "feedback" else ""
+        if node.get("label"):       # what the reader answered, for the printed answers
+            key += f' data-label="{attr(node["label"])}"'
         self.body.append(f'<div class="selfcheck-{role}"{key} hidden>\n')
 
 

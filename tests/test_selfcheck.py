@@ -324,3 +324,22 @@ def test_each_chapter_asks_at_least_five_questions(reference):
 
 def test_at_least_forty_questions_in_all():
     assert len(ALL) >= IN_ALL
+
+
+def test_the_jupyterlab_check_sees_the_questions_and_their_folded_answers():
+    # scripts/launch_check.py reads what JupyterLab renders: each question's Markdown
+    # cell, and what shows without a click (a closed <details> shows its summary)
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import launch_check
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(number().markdown())])
+    folded = {"markdown": ["Check yourself. How much is x? Show the answer The answer: 0.250"],
+              "shown": ["Check yourself. How much is x? Show the answer"]}
+    assert launch_check.selfcheck_problems(folded, nb) == []
+    opened = dict(folded, shown=folded["markdown"])
+    assert launch_check.selfcheck_problems(opened, nb) == [
+        "1 self-check answers visible without a click"]
+    missing = {"markdown": ["Some text"], "shown": ["Some text"]}
+    assert launch_check.selfcheck_problems(missing, nb) == [
+        "1 self-check questions but 0 rendered"]
