@@ -133,7 +133,7 @@ def close_form(self, state) -> None:
             f'<label class="selfcheck-prompt" for="{qid}-input">{attr(node["prompt"])}</label>\n'
             f'<span class="selfcheck-row"><input id="{qid}-input" class="selfcheck-input" '
             f'type="text" inputmode="{mode}" autocomplete="off" spellcheck="false" '
-            f'autocapitalize="off">\n')
+            f'autocapitalize="off" aria-describedby="{qid}-question">\n')
     else:
         self.body.append("</fieldset>\n<span class=\"selfcheck-row\">")
     self.body.append(
