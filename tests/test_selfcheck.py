@@ -246,6 +246,9 @@ def test_the_answer_is_not_visible_before_a_try(page):
         assert keys == ["right"] + [f"w{i}" for i in range(len(q.wrong))] + (
             ["hint"] if q.hint else [])
         assert box.select_one(".selfcheck-answer").has_attr("hidden")
+        # what a reader answered, named for the PDF's answers (scripts/print_pdf.py)
+        labels = [f["data-label"] for f in box.select(".selfcheck-feedback[data-label]")]
+        assert labels == [q.key_text(k).strip("`") for k, _ in q.wrong]
         data = json.loads(box.select_one("script.selfcheck-data").string)
         assert data["kind"] == q.kind and "right" not in data   # explanations stay in the HTML
 

@@ -189,3 +189,6 @@ def test_self_check_questions_in_place_and_their_answers_at_the_chapter_s_end(ed
             answers = text[where[-1]:]
             answer = squash(data["answer_text"].replace("`", ""))
             assert f"The answer: {answer}" in answers[:600], f"{edition}: {name}'s answer"
+            for wrong in data["wrong"]:   # each classic wrong answer's explanation too
+                said = f"If you answered {squash(wrong['label'].strip('`'))}:"
+                assert said in answers[:1500], f"{edition}: {name} lacks {said!r}"
