@@ -62,8 +62,11 @@ OTTER_MARK = re.compile(r"#\s*(BEGIN SOLUTION|END SOLUTION|SOLUTION)\s*$", re.M)
 # A code exercise with a written part: a question, or an instruction to explain or give something
 WRITTEN_PART = re.compile(r"\?|\b(?:[Ee]xplain|[Ww]hy|[Gg]ive|[Ss]ay|[Dd]escribe|[Cc]ompare)\b")
 CODE_KINDS = ("Code", "Pen and paper, then code")
-POINTS = {"auto": 2, "manual": 2}  # the defaults; a question file's `points:` overrides
-WRITTEN_POINTS = 1  # the written part of a code exercise, graded by hand
+POINTS = {"auto": 2, "manual": 1}  # the defaults; a question file's `points:` overrides
+# The written part of a code exercise (a sentence or two beside code that holds the points)
+WRITTEN_POINTS = 0.5
+# At most this share of a chapter's points is graded by hand (tests/assignments checks it)
+MANUAL_SHARE = 1 / 3
 # The question files; ASSIGNMENT_TESTS=/private/folder builds the zips from a private copy
 # (same file names), so that the hidden tests need not be the public repository's.
 QUESTIONS = Path(os.environ.get("ASSIGNMENT_TESTS") or ROOT / "tests" / "assignments" / "questions")
@@ -117,6 +120,56 @@ def question_tests(label: str) -> tuple[int | None, list[str]]:
     return int(points[1]), cells
 
 
+def question_spec(label: str) -> dict | None:
+    """tests/assignments/questions/<label>.yml, the spec of a hand-graded question: `points`,
+    `rubric` (a list of {points, criterion}: Gradescope's rubric items), optionally `model`
+    (the model answer; default: the book's solution) and `result`, the checkable part of the
+    exercise, autograded as the question `<label>-result`: `points`, `prompt` (Markdown),
+    `answer` (the variable the student sets), `solution` (its value, a Python expression the
+    autograder notebook runs), `public` (an assert on its form) with `public_message`, and
+    `check` (Python run in the student's notebook that asserts the value, computing what it
+    expects, never typing it) with `message`."""
+    path = QUESTIONS / f"{label}.yml"
+    if not path.exists():
+        return None
+    spec = yaml.safe_load(path.read_text())
+    rubric = spec.get("rubric") or []
+    if not rubric or abs(sum(c["points"] for c in rubric) - spec["points"]) > 1e-9:
+        raise ValueError(f"{path}: a rubric whose items' points add up to `points`")
+    result = spec.get("result")
+    if result and not {"points", "prompt", "answer", "solution", "public", "public_message",
+                       "check", "message"} <= set(result):
+        raise ValueError(f"{path}: result needs points, prompt, answer, solution, public, "
+                         "public_message, check and message")
+    return spec
+
+
+def result_cells(label: str, spec: dict) -> list[nbformat.NotebookNode]:
+    """The autograded part of a hand-graded question, as an otter question of its own."""
+    result = spec["result"]
+
+    def test(points, hidden, message, code):
+        config = {"points": points} | ({"hidden": True} if hidden else {}) | {
+            "failure_message": " ".join(message.split())}
+        return nbformat.v4.new_code_cell('""" # BEGIN TEST CONFIG\n' + yaml.safe_dump(
+            config, sort_keys=False, width=88) + '"""  # END TEST CONFIG\n' + code.strip())
+
+    return [
+        raw("# BEGIN QUESTION\n" + yaml.safe_dump(
+            {"name": f"{label}-result", "points": result["points"]}, sort_keys=False)),
+        nbformat.v4.new_markdown_cell(f"**{{number}}, the result** (`{label}-result`): "
+                                      + result["prompt"].strip()),
+        raw("# BEGIN SOLUTION"),
+        nbformat.v4.new_code_cell(f"{result['answer']} = {result['solution'].strip()}  # SOLUTION"),
+        raw("# END SOLUTION"),
+        raw("# BEGIN TESTS"),
+        test(0, False, result["public_message"], result["public"]),
+        test(result["points"], True, result["message"], result["check"]),
+        raw("# END TESTS"),
+        raw("# END QUESTION"),
+    ]
+
+
 def wrap_whole(source: str) -> str:
     """A solution code cell without otter's markers is the answer as a whole."""
     if OTTER_MARK.search(source):
@@ -141,11 +194,16 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
 
     def open_question(label, kind, prompt):
         points, tests = question_tests(label)
+        spec = question_spec(label) if kind == "manual" else None
+        if spec:
+            points = spec["points"]
         config = {"name": label, "manual": kind == "manual", "points": points or POINTS[kind]}
         cells.append(raw("# BEGIN QUESTION\n" + yaml.safe_dump(config, sort_keys=False)))
         markdown(prompt)
         questions[label] = {"kind": kind, "tests": 0, "hidden": 0, "points": config["points"],
                             "prompt": prompt}
+        if spec:
+            questions[label] |= {"rubric": spec["rubric"], "model": spec.get("model")}
         for test in tests:
             add_test(label, test)
         state["question"] = label
@@ -165,6 +223,16 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             cells.extend(state["tests"])
             cells.append(raw("# END TESTS"))
         cells.append(raw("# END QUESTION"))
+        model = "\n\n".join(c.source for c in state["solution"] if c.cell_type == "markdown")
+        if questions[label]["kind"] == "manual" and not questions[label].get("model"):
+            questions[label]["model"] = model or "*The book's solution (in the autograder notebook).*"
+        spec = question_spec(label) if questions[label]["kind"] == "manual" else None
+        if spec and spec.get("result"):
+            new = result_cells(label, spec)
+            new[1].source = new[1].source.replace("{number}", book.labels[label].number)
+            cells.extend(new)
+            questions[f"{label}-result"] = {"kind": "auto", "tests": 2, "hidden": 1,
+                                            "points": spec["result"]["points"], "prompt": ""}
         if questions[label]["kind"] == "auto" and WRITTEN_PART.search(questions[label]["prompt"]):
             # the written part of a code exercise ("which head ...?", "give the shape"): a manual
             # question of its own, so that it has an answer cell and a column in the grades
@@ -177,8 +245,13 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             cells.extend([raw("# BEGIN SOLUTION"), nbformat.v4.new_markdown_cell(
                 "*The book's solution to this exercise discusses it.*"), raw("# END SOLUTION"),
                 raw("# END QUESTION")])
+            wspec = question_spec(written)
+            if wspec and wspec["points"] != WRITTEN_POINTS:
+                raise ValueError(f"{written}.yml: a written part is worth {WRITTEN_POINTS}")
             questions[written] = {"kind": "manual", "tests": 0, "hidden": 0,
-                                  "points": WRITTEN_POINTS, "prompt": ""}
+                                  "points": WRITTEN_POINTS, "prompt": "",
+                                  "rubric": (wspec or {}).get("rubric"),
+                                  "model": (wspec or {}).get("model") or model}
         kind = questions[label]["kind"]
         if kind == "auto" and not (questions[label]["tests"] and questions[label]["hidden"]
                                    and questions[label]["tests"] > questions[label]["hidden"]):
@@ -247,11 +320,53 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                    "language_info": {"name": "python"}}
     if problems:
         raise ValueError("\n".join(problems))
+    stamp(nb, name)
     return nb, questions
 
 
 def repository() -> dict:
     return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+
+
+def course_version() -> str:
+    """The course's version, pyproject.toml's `version`."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+# This term's settings: ASSIGNMENT_CONFIG=file.toml, default tests/assignments/term.toml
+# (`term`, in every assignment's identifier; `feedback`, when Gradescope shows students their
+# results: "after_published" or "visible").
+TERM_CONFIG = Path(os.environ.get("ASSIGNMENT_CONFIG")
+                   or ROOT / "tests" / "assignments" / "term.toml")
+FEEDBACK_VISIBILITY = {"after_published", "visible"}
+
+
+def term_config() -> dict:
+    config = {"term": "open", "feedback": "after_published"}
+    if TERM_CONFIG.exists():
+        config |= tomllib.loads(TERM_CONFIG.read_text())
+    if config["feedback"] not in FEEDBACK_VISIBILITY:
+        raise ValueError(f"{TERM_CONFIG}: feedback is one of {sorted(FEEDBACK_VISIBILITY)}")
+    if not re.fullmatch(r"[\w.-]+", str(config["term"])):
+        raise ValueError(f"{TERM_CONFIG}: term is letters, digits, '.', '_' or '-'")
+    return config
+
+
+def assignment_id(name: str) -> str:
+    """`<name>-<course version>-<term>`: in the student notebook and the zip's name."""
+    return f"{name}-{course_version()}-{term_config()['term']}"
+
+
+def stamp(nb: nbformat.NotebookNode, name: str) -> None:
+    """The course version and the assignment's identifier, in the notebook's metadata (what
+    the graders read) and in its first cell (what the student sees)."""
+    ident = assignment_id(name)
+    nb.metadata["course_assignment"] = {"assignment": ident, "chapter": name,
+                                        "course_version": course_version()}
+    title = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown")
+    nb.cells.insert(title + 1, nbformat.v4.new_markdown_cell(
+        f"*Assignment `{ident}` (course version {course_version()}). Hand in this notebook: "
+        "the graders read this line's identifier from it.*"))
 
 
 def assignment_config(name: str) -> dict:
@@ -262,11 +377,11 @@ def assignment_config(name: str) -> dict:
         "export_cell": False,
         "run_tests": False,
         "tests": {"files": True},
-        # Gradescope shows students no hidden test's code or expected values (their messages
-        # reach them through the instructor's feedback files); Python 3.11 as the course is
-        # tested (gradescope_zip writes its own setup.sh, which installs 3.11)
+        # otter's results name every test as hidden; the zip's feedback.py (run after otter,
+        # scripts/assignment_feedback.py) rewrites them: each question's score and first failing
+        # message at the term's visibility, never a test's code, expected values or stdout
         "generate": {"pdf": False, "filtering": False, "show_hidden": False,
-                     "show_stdout": True, "python_version": "3.11"},
+                     "show_stdout": False, "python_version": "3.11"},
         "requirements": "requirements.txt",
         "overwrite_requirements": False,
         "files": [],
@@ -341,33 +456,80 @@ def course_wheel(folder: Path) -> Path:
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image (written by the
-# course's scripts/assignments.py; otter's own setup.sh is not used). Python 3.11, as the course
-# is tested; every package pinned by its hash; the course and, for chapter 8, the model's wheel
-# without their declared dependencies; nothing from GitHub.
+# course's scripts/assignments.py; otter's own setup.sh is not used). The image's own Python
+# when it is 3.11 or newer (Gradescope's Ubuntu 24.04 base image: 3.12), else Ubuntu's
+# python3.11 package (22.04); every package pinned by its hash, for 3.11 to 3.13; only what
+# grading imports (measured: scripts/assignments.py's GRADING_PACKAGES); the course and, for
+# chapter 8, the model's wheel without their declared dependencies; nothing from GitHub.
 set -euo pipefail
 SOURCE=/autograder/source
-if ! command -v python3.11 > /dev/null; then  # Gradescope's Ubuntu 22.04 image has 3.10
-    export DEBIAN_FRONTEND=noninteractive
+export DEBIAN_FRONTEND=noninteractive
+PY=""
+for candidate in python3 python3.13 python3.12 python3.11; do
+    if command -v "$candidate" > /dev/null \\
+        && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+        PY="$candidate"
+        break
+    fi
+done
+if [ -z "$PY" ]; then  # Ubuntu 22.04's python3 is 3.10: its archive has python3.11
     apt-get update
     apt-get install -y python3.11 python3.11-venv
+    PY=python3.11
 fi
-python3.11 -m venv /autograder/venv
+if ! "$PY" -m venv /autograder/venv; then  # Debian and Ubuntu ship venv's ensurepip apart
+    apt-get update
+    apt-get install -y "python3.$("$PY" -c 'import sys; print(sys.version_info[1])')-venv"
+    "$PY" -m venv /autograder/venv
+fi
+echo "setup.sh: $("$PY" --version) ($(command -v "$PY"))"
 PIP="/autograder/venv/bin/python -m pip install --no-cache-dir --disable-pip-version-check"
 $PIP --no-deps --require-hashes -r $SOURCE/requirements.txt
 if [ -f $SOURCE/requirements-model.txt ]; then
     $PIP --no-deps --require-hashes -r $SOURCE/requirements-model.txt
 fi
 $PIP --no-deps --no-index $SOURCE/wheels/*.whl
+# myst-nb's glue, which every chapter calls, without Sphinx: a stand-in (the chapters' glued
+# values are for the book; in grading, glue(..., display=True) only displays)
+SITE=$(/autograder/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+cp -r $SOURCE/shim/myst_nb "$SITE/"
+du -sm /autograder/venv | awk '{print "setup.sh: the virtualenv takes " $1 " MB"}'
 """
+
+MYST_NB_SHIM = '''"""A stand-in for myst-nb in the autograder (scripts/assignments.py): the chapters call
+`glue(name, value, display=...)` to hand values to the book; grading only needs the display."""
+
+
+def glue(name, variable, display=True):
+    if display:
+        from IPython.display import display as show
+
+        show(variable)
+'''
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Gradescope runs this for each submission (after setup.sh, offline is fine).
+# Gradescope runs this for each submission (after setup.sh, offline is fine): otter grades,
+# then feedback.py rewrites results.json for the student (scripts/assignment_feedback.py).
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-exec /autograder/venv/bin/python /autograder/source/run_otter.py
+/autograder/venv/bin/python /autograder/source/run_otter.py
+SUBMISSION=$(find /autograder/submission -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' \\
+             | head -n 1)
+exec /autograder/venv/bin/python /autograder/source/feedback.py \\
+    /autograder/results/results.json "${SUBMISSION:-/dev/null}" /autograder/source/feedback.json
 """
 
 
-def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> None:
+def feedback_config(name: str) -> dict:
+    """The zip's feedback.json: when students see their results, and each question's answer
+    cells as handed out (a question still as handed out has "no answer")."""
+    from assignment_feedback import answer_cells
+
+    student = json.loads((OUT / name / "student" / f"{name}.ipynb").read_text())
+    return {"visibility": term_config()["feedback"], "assignment": assignment_id(name),
+            "templates": answer_cells(student)}
+
+
+def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> Path:
     """Rewrite otter's zip so that it installs where it runs (see the module docstring)."""
     with zipfile.ZipFile(zip_path) as old:
         members = {info.filename: old.read(info) for info in old.infolist()
@@ -376,6 +538,9 @@ def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> None:
     members["setup.sh"] = SETUP_SH.encode()
     members["run_autograder"] = RUN_AUTOGRADER.encode()
     members["requirements.txt"] = LOCK.read_bytes()
+    members["feedback.py"] = (ROOT / "scripts" / "assignment_feedback.py").read_bytes()
+    members["feedback.json"] = json.dumps(feedback_config(name), indent=1).encode()
+    members["shim/myst_nb/__init__.py"] = MYST_NB_SHIM.encode()
     if name == "08_real_model":
         members["requirements-model.txt"] = (ROOT / "requirements-model.txt").read_bytes()
     members[f"wheels/{wheel.name}"] = wheel.read_bytes()
@@ -386,6 +551,30 @@ def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> None:
             info.external_attr = (0o755 if executable else 0o644) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             new.writestr(info, data)
+    named = zip_path.with_name(f"{assignment_id(name)}-autograder.zip")
+    zip_path.rename(named)
+    return named
+
+
+def rubrics_markdown(name: str, questions: dict) -> str:
+    """rubrics.md: every hand-graded question's rubric items and model answer, in the order
+    Gradescope's manual grading lists them (a question, then its items to paste, each with
+    its points)."""
+    manual = {q: i for q, i in questions.items() if i["kind"] == "manual"}
+    total = sum(i["points"] for i in questions.values())
+    lines = [f"# {assignment_id(name)}: rubrics of the hand-graded questions", "",
+             f"{sum(i['points'] for i in manual.values()):g} of {total:g} points are graded by "
+             "hand. For each question below, create the question in Gradescope's manual "
+             "grading with its points, and paste each rubric item (positive grading: the "
+             "points it earns).", ""]
+    for q, info in manual.items():
+        lines += [f"## {q} ({info['points']:g} points)", ""]
+        lines += [f"- {c['points']:g}: {' '.join(c['criterion'].split())}"
+                  for c in info.get("rubric") or []] or ["- (no rubric)"]
+        lines += ["", "Model answer:", "", *(f"> {line}".rstrip()
+                                             for line in (info.get("model") or "").splitlines()),
+                  ""]
+    return "\n".join(lines)
 
 
 def build(md: Path, book, bibliography, wheel: Path) -> dict:
@@ -403,8 +592,10 @@ def build(md: Path, book, bibliography, wheel: Path) -> dict:
                           capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"otter assign {name} failed:\n{done.stdout}\n{done.stderr}")
-    for zip_path in (folder / "autograder").glob(f"{name}-autograder*.zip"):
+    for zip_path in (folder / "autograder").glob(f"{name}-autograder_*.zip"):
         gradescope_zip(zip_path, name, wheel)
+    (folder / "feedback.json").write_text(json.dumps(feedback_config(name), indent=1) + "\n")
+    (folder / "rubrics.md").write_text(rubrics_markdown(name, questions))
     for info in questions.values():
         info.pop("prompt")
     (folder / "questions.json").write_text(json.dumps(questions, indent=1) + "\n")
@@ -436,7 +627,10 @@ def main(argv=None) -> int:
         a = sum(q["kind"] == "auto" for q in r["questions"].values())
         m = len(r["questions"]) - a
         auto, manual = auto + a, manual + m
-        print(f"{r['name']}: {a} autograded, {m} manual questions [{r['seconds']:.0f} s]")
+        by_hand = sum(q["points"] for q in r["questions"].values() if q["kind"] == "manual")
+        total = sum(q["points"] for q in r["questions"].values())
+        print(f"{r['name']}: {a} autograded, {m} manual questions, {by_hand:g} of {total:g} "
+              f"points by hand [{r['seconds']:.0f} s]")
     print(f"{len(results)} assignments in {OUT.relative_to(ROOT)}: {auto} autograded and "
           f"{manual} manual questions")
     return 0
