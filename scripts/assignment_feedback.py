@@ -39,19 +39,21 @@ def answer_cells(nb: dict) -> dict[str, list[str]]:
     """{question: [source of each answer cell]} of a notebook (a dict, as json reads it).
 
     A question starts at the read-only Markdown cell that names it (`**Exercise 3.1**
-    (`masking-ex-padding`)`); its answer cells are the cells otter tags `otter_answer_cell`."""
+    (`masking-ex-padding`)`); its answer cells are the cells otter tags `otter_answer_cell`
+    (in the autograder's notebook, `otter_assign_solution_cell`)."""
     found: dict[str, list[str]] = {}
     current = None
     for cell in nb.get("cells", []):
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else source
         tags = cell.get("metadata", {}).get("tags", [])
-        if cell.get("cell_type") == "markdown" and "otter_answer_cell" not in tags:
+        answer = {"otter_answer_cell", "otter_assign_solution_cell"} & set(tags)
+        if cell.get("cell_type") == "markdown" and not answer:
             heading = _QUESTION.search(source)
             if heading and re.search(r"\*\*Exercise [\d.]+", source):
                 current = heading[1]
                 found.setdefault(current, [])
-        elif current and "otter_answer_cell" in tags:
+        elif current and answer:
             found[current].append(source)
     return found
 

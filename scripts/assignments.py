@@ -37,6 +37,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -98,8 +99,31 @@ def question_kind(body: str) -> str:
     return "auto" if kind in CODE_KINDS else "manual"
 
 
+def term_constants(label: str) -> tuple[dict, dict]:
+    """This term's constants of one exercise, and its spec: tests/assignments/questions/
+    <label>.term.yml names the constants its answer depends on (`constants`: each with the
+    book's value and the `choices` of other terms), the glued names of the exercise's text
+    that print them (`glue`: name -> constant) and the changes to the solution's code that
+    use them (`solution`: a regular expression -> its replacement, `{constant}` filled in).
+    The assignment configuration's `seed` picks each constant among its choices (seed 0: the
+    book's values, which the public site prints); ({}, {}) for an exercise without a spec."""
+    path = QUESTIONS / f"{label}.term.yml"
+    if not path.exists():
+        return {}, {}
+    spec = yaml.safe_load(path.read_text())
+    seed = int(term_config().get("seed", 0))
+    values = {}
+    for name, constant in spec["constants"].items():
+        if constant["book"] in constant["choices"]:
+            raise ValueError(f"{path}: {name}'s choices hold the book's value")
+        values[name] = (constant["book"] if seed == 0 else
+                        random.Random(f"{seed}:{label}:{name}").choice(constant["choices"]))
+    return values, spec
+
+
 def question_tests(label: str) -> tuple[int | None, list[str]]:
-    """The points and test cells of tests/assignments/questions/<label>.py, or (None, [])."""
+    """The points and test cells of tests/assignments/questions/<label>.py, or (None, []).
+    A question with term constants (term_constants) gets them as `_t_term` in every test."""
     path = QUESTIONS / f"{label}.py"
     if not path.exists():
         return None, []
@@ -110,11 +134,15 @@ def question_tests(label: str) -> tuple[int | None, list[str]]:
     helpers = HELPERS.read_text()
     names = re.findall(r"^def (_t_\w+)", helpers, re.M)
     cells = []
+    term, _ = term_constants(label)
     for test in tests:
         test = test.strip()
+        config_end = test.index("# END TEST CONFIG") + len("# END TEST CONFIG")
         if any(re.search(rf"\b{n}\(", test) for n in names):  # after the config header
-            config_end = test.index("# END TEST CONFIG") + len("# END TEST CONFIG")
             test = test[:config_end] + "\n" + helpers.split('"""', 2)[2].strip() + "\n" \
+                + test[config_end:]
+        if "_t_term" in test:
+            test = test[:config_end] + f"\n_t_term = {term!r}  # this term's constants" \
                 + test[config_end:]
         cells.append(test)
     return int(points[1]), cells
@@ -272,6 +300,9 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                         add_test(state["question"], cell.source)
                 else:
                     code = cell.source
+                    term, term_spec = term_constants(state["question"])
+                    for pattern, replacement in term_spec.get("solution", {}).items():
+                        code = re.sub(pattern, replacement.format(**term), code)
                     if questions[state["question"]]["kind"] == "manual" or not OTTER_MARK.search(code):
                         code = wrap_whole(code)
                     state["solution"].append(nbformat.v4.new_code_cell(code))
@@ -295,6 +326,9 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             block, arg, options, body = seg.name, seg.arg, seg.options, seg.body
             if block == "exercise":
                 label = options["label"]
+                term, term_spec = term_constants(label)
+                for glued, constant in term_spec.get("glue", {}).items():
+                    body = body.replace(f"{{glue:text}}`{glued}`", str(term[constant]))
                 prompt = f"**{book.labels[label].number}** (`{label}`)\n\n" + conv.text(body)
                 open_question(label, question_kind(body), prompt)
                 pending_exercise = label
@@ -335,14 +369,15 @@ def course_version() -> str:
 
 # This term's settings: ASSIGNMENT_CONFIG=file.toml, default tests/assignments/term.toml
 # (`term`, in every assignment's identifier; `feedback`, when Gradescope shows students their
-# results: "after_published" or "visible").
+# results: "after_published" or "visible"; `seed`, which picks the term's constants of the
+# exercises whose answer is one number the public site prints: term_constants).
 TERM_CONFIG = Path(os.environ.get("ASSIGNMENT_CONFIG")
                    or ROOT / "tests" / "assignments" / "term.toml")
 FEEDBACK_VISIBILITY = {"after_published", "visible"}
 
 
 def term_config() -> dict:
-    config = {"term": "open", "feedback": "after_published"}
+    config = {"term": "open", "feedback": "after_published", "seed": 0}
     if TERM_CONFIG.exists():
         config |= tomllib.loads(TERM_CONFIG.read_text())
     if config["feedback"] not in FEEDBACK_VISIBILITY:
@@ -389,13 +424,23 @@ def assignment_config(name: str) -> dict:
 
 
 LOCK = ROOT / "requirements-gradescope.txt"
-# nbconvert[webpdf]'s browser driver, which otter requires: the zip exports no PDF (pdf: false)
-# and installs with --no-deps, so it is left out (about 45 MB less to download).
-LOCK_LEAVES_OUT = {"playwright", "greenlet"}
-# The oldest Python 3.11 the zip installs on: Ubuntu 22.04's python3.11 package (Gradescope's
-# image) is 3.11.0, Debian 12's 3.11.2. Packages whose .venv version needs a later 3.11 are
-# resolved afresh (LOCK_FLOATS: soupsieve 4 needs 3.11.5).
-LOCK_PYTHON = "3.11.0"
+# Left out of the Gradescope environment, though otter or the course's notebooks extra declare
+# them: nothing grading imports needs them. Measured: `otter run` on every chapter's solution and
+# unanswered notebook, with a sitecustomize recording the modules each process (otter, the
+# kernel) imported; a package is left out when no process imported it and it is not on a path
+# those runs may not take (IPython's traceback packages, for a cell that raises, stay).
+# myst-nb brings Sphinx, SQLAlchemy and the rest: the zip carries a stand-in for its `glue`.
+# playwright and greenlet: nbconvert[webpdf]'s browser driver (otter's PDF export; pdf: false).
+LOCK_LEAVES_OUT = {"playwright", "greenlet", "myst-nb", "myst-parser", "jupyter-cache",
+                   "sqlalchemy", "sphinx", "alabaster", "babel", "snowballstemmer", "imagesize",
+                   "sphinxcontrib-applehelp", "sphinxcontrib-devhelp", "sphinxcontrib-htmlhelp",
+                   "sphinxcontrib-jsmath", "sphinxcontrib-qthelp",
+                   "sphinxcontrib-serializinghtml", "pypdf", "tabulate"}
+# The Pythons the zip installs on: the image's own when it is 3.11 or newer (Gradescope's
+# Ubuntu 24.04 image has 3.12), else Ubuntu 22.04's python3.11 package (3.11.0). Each package
+# is pinned with the hash of every wheel these need. Packages whose .venv version needs a
+# later 3.11 are resolved afresh (LOCK_FLOATS: soupsieve 4 needs 3.11.5).
+LOCK_PYTHONS = ("3.11.0", "3.12.0", "3.13.0")
 LOCK_FLOATS = {"soupsieve"}
 
 
@@ -412,7 +457,9 @@ PYPI_ONLY = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")} | 
 
 
 def write_lock() -> None:
-    """requirements-gradescope.txt: lock_roots() resolved at .venv's versions, with hashes."""
+    """requirements-gradescope.txt: lock_roots() resolved at .venv's versions for every Python
+    of LOCK_PYTHONS, less LOCK_LEAVES_OUT, each package with the hashes of its wheels."""
+    found: dict[str, dict[str, tuple[str, str]]] = {}   # name -> python -> (version, hash)
     with tempfile.TemporaryDirectory() as tmp:
         frozen = subprocess.run([sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
                                 capture_output=True, text=True, check=True).stdout
@@ -420,25 +467,39 @@ def write_lock() -> None:
         constraints.write_text("".join(line + "\n" for line in frozen.splitlines()
                                        if "==" in line and "+" not in line
                                        and line.split("==")[0].lower() not in LOCK_FLOATS))
-        subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
-                        "--ignore-installed", "--only-binary", ":all:",
-                        "--python-version", LOCK_PYTHON, "--report",
-                        f"{tmp}/report.json", "-c", str(constraints), *lock_roots()], check=True,
-                       env=PYPI_ONLY)
-        report = json.loads((Path(tmp) / "report.json").read_text())
+        for python in LOCK_PYTHONS:
+            subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
+                            "--ignore-installed", "--only-binary", ":all:",
+                            "--python-version", python, "--report", f"{tmp}/report.json",
+                            "-c", str(constraints), *lock_roots()], check=True, env=PYPI_ONLY)
+            report = json.loads((Path(tmp) / "report.json").read_text())
+            for item in report["install"]:
+                name, version = item["metadata"]["name"], item["metadata"]["version"]
+                digest = item["download_info"].get("archive_info", {}).get("hashes", {}).get(
+                    "sha256")
+                if not digest:
+                    raise RuntimeError(f"no sha256 for {name} in pip's report")
+                found.setdefault(name, {})[python] = (version, digest)
     lines = []
-    for item in report["install"]:
-        name, version = item["metadata"]["name"], item["metadata"]["version"]
-        digest = item["download_info"].get("archive_info", {}).get("hashes", {}).get("sha256")
-        if not digest:
-            raise RuntimeError(f"no sha256 for {name} in pip's report")
-        if name.lower() not in LOCK_LEAVES_OUT:
-            lines.append(f"{name}=={version} --hash=sha256:{digest}")
+    for name, by_python in found.items():
+        if name.lower() in LOCK_LEAVES_OUT:
+            continue
+        by_version: dict[str, list[str]] = {}
+        for python, (version, digest) in by_python.items():
+            by_version.setdefault(version, []).append(python)
+        for version, pythons in by_version.items():
+            digests = sorted({by_python[p][1] for p in pythons})
+            every = len(by_version) == 1 and set(by_python) == set(LOCK_PYTHONS)
+            marker = "" if every else " ; " + " or ".join(
+                f'python_version == "{p.rsplit(".", 1)[0]}"' for p in pythons)
+            lines.append(f"{name}=={version}{marker}"
+                         + "".join(f" --hash=sha256:{d}" for d in digests))
     header = ("# Gradescope's environment for the assignments' zips (scripts/assignments.py --lock\n"
-              "# writes it from .venv's versions): otter-grader's grading extra and the course's\n"
-              "# packages, each pinned with its hash, for `pip install --no-deps --require-hashes`\n"
-              "# in the zip's setup.sh. Left out: " + ", ".join(sorted(LOCK_LEAVES_OUT))
-              + " (otter's PDF export, unused).\n")
+              "# writes it from .venv's versions, for Python " + ", ".join(LOCK_PYTHONS) + "):\n"
+              "# otter-grader's grading extra and the course's packages, each pinned with the\n"
+              "# hashes of its wheels, for `pip install --no-deps --require-hashes` in the zip's\n"
+              "# setup.sh. Left out (grading never imports them): "
+              + ", ".join(sorted(LOCK_LEAVES_OUT)) + ".\n")
     LOCK.write_text(header + "\n".join(sorted(lines, key=str.lower)) + "\n")
 
 

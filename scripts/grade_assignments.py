@@ -192,7 +192,8 @@ def write_csv(name: str, rows: list[dict], path: Path) -> None:
                 else:
                     scores.append("")
             percent = f"{100 * total / graded:.1f}" if graded else ""
-            writer.writerow([row["student"], *scores, f"{total:g}", full, graded, percent,
+            writer.writerow([row["student"], *scores, f"{total:g}", f"{full:g}", f"{graded:g}",
+                             percent,
                              row["status"], row["submission"],
                              " ".join(row["earlier"]), " ".join(row["identical"])])
 
@@ -264,14 +265,14 @@ def write_answers(notebook: Path, nb: dict | None, path: Path, student: str, nam
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else source
         tags = cell.get("metadata", {}).get("tags", [])
-        heading = re.search(r"\*\*(Exercise [\d.]+(?:, in words)?)\*\* \(`([\w-]+)`\)", source)
+        heading = re.search(r"\*\*(Exercise [\d.]+(?:, [\w ]+)?)\*\* \(`([\w-]+)`\)", source)
         if cell.get("cell_type") == "markdown" and heading and "otter_answer_cell" not in tags:
             close()
             current = heading[2]
             prompt = "\n\n".join(source[heading.start():].split("\n\n")[:2])
             lines += [f"## {heading[1]} ({current})", "",
                       *(f"> {line}".rstrip() for line in prompt.splitlines()), ""]
-        elif current and "otter_answer_cell" in tags:
+        elif current and {"otter_answer_cell", "otter_assign_solution_cell"} & set(tags):
             if cell.get("cell_type") == "markdown":
                 lines += [source, ""]
             else:
