@@ -171,3 +171,40 @@ def test_shortcuts_are_refused_however_the_library_function_is_reached():
     assert reached([ast.parse("getattr(la, 'padding_mask')(np.array([3, 1]), 4)")], masks)
     assert reached([ast.parse("np.array([[j < n for j in range(4)] for n in (3, 1)])")], masks)
     assert not reached([ast.parse("np.arange(4)[None, :] < np.array([3, 1])[:, None]")], masks)
+
+
+def test_student_edition_download_menu_offers_the_assignment_or_says_where_it_is(tmp_path,
+                                                                              monkeypatch):
+    # issue 35: the student site's download notebook was not the assignment notebook (0 of
+    # its 8 `grader` lines), so a student could hand in the wrong one
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import types
+
+    import editions
+
+    def page(hide_solutions=True):
+        group = {"label": "download-buttons", "buttons": []}
+        context = {"header_buttons": [group], "pathto": lambda name, resource=0: f"../{name}"}
+        app = types.SimpleNamespace(config=types.SimpleNamespace(hide_solutions=hide_solutions))
+        editions.assignment_button(app, "notebooks/03_masking", "page.html", context, None)
+        return group["buttons"]
+
+    monkeypatch.setattr(editions, "ASSIGNMENTS", tmp_path)
+    (button,) = page()
+    assert "instructor_guide" in button["url"] and "from your instructor" in button["tooltip"]
+    (tmp_path / "03_masking" / "student" / "tests").mkdir(parents=True)
+    (tmp_path / "03_masking" / "student" / "03_masking.ipynb").write_text("{}")
+    (tmp_path / "03_masking" / "student" / "tests" / "q.py").write_text("")
+    (button,) = page()
+    assert button["url"].endswith("_downloads/assignments/03_masking-assignment.zip")
+    assert page(hide_solutions=False) == []      # the full edition has no assignment entry
+    out = tmp_path / "site"
+    app = types.SimpleNamespace(config=types.SimpleNamespace(hide_solutions=True),
+                                builder=types.SimpleNamespace(name="html"), outdir=str(out),
+                                env=types.SimpleNamespace(found_docs={"notebooks/03_masking",
+                                                                      "index"}))
+    editions.copy_assignments(app, None)
+    import zipfile
+
+    with zipfile.ZipFile(out / "_downloads/assignments/03_masking-assignment.zip") as z:
+        assert sorted(z.namelist()) == ["03_masking/03_masking.ipynb", "03_masking/tests/q.py"]
