@@ -175,6 +175,8 @@ def question_spec(label: str) -> dict | None:
 def result_cells(label: str, spec: dict) -> list[nbformat.NotebookNode]:
     """The autograded part of a hand-graded question, as an otter question of its own."""
     result = spec["result"]
+    if "\n" in result["solution"].strip():   # otter's `# SOLUTION` hides one line
+        raise ValueError(f"{label}.yml: result's solution is one line")
 
     def test(points, hidden, message, code):
         config = {"points": points} | ({"hidden": True} if hidden else {}) | {
