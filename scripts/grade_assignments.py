@@ -32,7 +32,7 @@ Beside the CSV (default _build/assignments/<name>/grades.csv) it writes:
   its first failing check, or "no answer" for a question left as handed out (never a
   hidden test's code or expected values).
 - answers/<student>.md: every question's prompt with the student's answer cells, and for
-  each manual question its rubric and model answer (tests/assignments/rubrics/).
+  each manual question its rubric and model answer (tests/assignments/questions/<q>.yml).
 
 `--lms grades.csv` reads the grades after the manual scores have been filled in and writes
 an LMS gradebook import: `student` and one grade column, the percentage of the maximum
@@ -57,7 +57,6 @@ from assignment_feedback import (NO_ANSWER, answer_cells, failed_messages,  # no
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ROOT / "_build" / "assignments"
-RUBRICS = ROOT / "tests" / "assignments" / "rubrics"
 OTTER = Path(sys.executable).with_name("otter")
 # A resubmission's suffix in a flat folder: "ada (2)", "ada-v2", "ada_resubmission", "ada-late"
 RESUBMISSION = re.compile(r"(?:\s*\(\d+\)|[-_ ]v\d+|[-_ ](?:re-?submi(?:ssion|tted|t)|late|"
@@ -229,22 +228,16 @@ def write_feedback(name: str, result: dict, path: Path, student: str,
     path.write_text("\n".join(lines) + "\n")
 
 
-def rubric(question: str) -> dict | None:
-    """tests/assignments/rubrics/<question>.yml: points, criteria and a model answer."""
-    import yaml
-
-    path = RUBRICS / f"{question}.yml"
-    return yaml.safe_load(path.read_text()) if path.exists() else None
-
-
-def rubric_markdown(question: str, points) -> list[str]:
-    spec = rubric(question)
-    if spec is None:
+def rubric_markdown(question: str, info: dict) -> list[str]:
+    """A hand-graded question's rubric and model answer (questions.json, from its spec
+    tests/assignments/questions/<question>.yml), as Markdown."""
+    if not info.get("rubric"):
         return []
-    lines = [f"**Rubric** ({points} points)", ""]
-    lines += [f"- {c['points']} pt: {c['criterion']}" for c in spec["rubric"]]
+    lines = [f"**Rubric** ({info['points']:g} points)", ""]
+    lines += [f"- {c['points']:g} pt: {' '.join(c['criterion'].split())}" for c in info["rubric"]]
     lines += ["", "**Model answer**", "", *(f"> {line}".rstrip()
-                                           for line in spec["model"].strip().splitlines()), ""]
+                                           for line in (info.get("model") or "").splitlines()),
+              ""]
     return lines
 
 
@@ -259,7 +252,7 @@ def write_answers(notebook: Path, nb: dict | None, path: Path, student: str, nam
 
     def close():
         if current and info.get(current, {}).get("kind") == "manual":
-            lines.extend(rubric_markdown(current, info[current]["points"]))
+            lines.extend(rubric_markdown(current, info[current]))
 
     for cell in (nb or {}).get("cells", []):
         source = cell.get("source", "")
