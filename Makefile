@@ -239,7 +239,10 @@ launch-check: $(STAMP) $(SITE_STAMP) $(ASSIGN_STAMP)  ## Binder (and its noteboo
 # only). scripts/assignments.py turns each notebooks/<name>.md into otter's input notebook
 # (its exercises as questions, tests/assignments/questions/<label>.py as their tests) and runs
 # `otter assign`: _build/assignments/<name>/student/ and autograder/ (Gradescope's zip).
-# `make grade` runs `otter run` (no Docker) on every .ipynb of SUBMISSIONS into one CSV.
+# `make grade` runs `otter run` (no Docker) on each student's latest .ipynb of SUBMISSIONS into
+# one CSV (unreadable uploads, blank and identical answers flagged; exits 0 with a summary line).
+# The term's settings (identifier, when Gradescope shows results, the constants' seed):
+# tests/assignments/term.toml, or ASSIGNMENT_CONFIG=file.toml.
 ASSIGN_STAMP := $(VENV)/.assign-stamp
 $(ASSIGN_STAMP): requirements-assign.txt $(STAMP)
 	$(PY) -m pip install -r requirements-assign.txt
@@ -248,7 +251,7 @@ $(ASSIGN_STAMP): requirements-assign.txt $(STAMP)
 assignments: $(ASSIGN_STAMP)  ## an otter-grader assignment per chapter in _build/assignments/ (student, autograder, zip)
 	$(PY) scripts/assignments.py
 
-grade: $(ASSIGN_STAMP)  ## grade ASSIGNMENT=03_masking SUBMISSIONS=dir [JOBS=2] with otter run, no Docker: CSV, feedback/, answers/
+grade: $(ASSIGN_STAMP)  ## grade ASSIGNMENT=03_masking SUBMISSIONS=dir [JOBS=2] with otter run, no Docker: CSV by student, feedback/, answers/ with rubrics
 	@test -n "$(ASSIGNMENT)" -a -d "$(SUBMISSIONS)" || { echo "usage: make grade ASSIGNMENT=03_masking SUBMISSIONS=folder [GRADES=file.csv] [JOBS=2]"; exit 2; }
 	test -d _build/assignments/$(ASSIGNMENT)/autograder || $(PY) scripts/assignments.py $(ASSIGNMENT)
 	$(ONE_BLAS_THREAD) $(PY) scripts/grade_assignments.py $(ASSIGNMENT) $(SUBMISSIONS) $(if $(GRADES),--out $(GRADES)) --jobs $(or $(JOBS),2)

@@ -24,11 +24,19 @@ configuration that `scripts/student_edition.py` writes).
    solutions (both written by scripts/jupyter_notebooks.py). The theme's Binder and Colab
    buttons open the `.ipynb` beside the page's source; `launch_paths` points them at the
    same edition's notebook instead.
+4. The assignment (issue 35). The student edition's download menu of a chapter offers the
+   assignment, the notebook a student hands in (with its `grader.check` cells, the course
+   version and the assignment's identifier) and its checks' `tests/` folder, as one zip,
+   when `make assignments` has built it (`_build/assignments/<name>/student/`); otherwise
+   the same entry says that the notebook to hand in comes from the instructor and links the
+   instructor guide's section on assignments. The page's own `.ipynb` is the notebook to
+   read, not the one to hand in.
 """
 
 import html
 import shutil
 import tomllib
+import zipfile
 from pathlib import Path
 
 from docutils import nodes
@@ -41,6 +49,8 @@ from sphinx_exercise.transforms import MergeGatedSolutions
 ROOT = Path(__file__).resolve().parents[1]
 PDF_NAMES = {False: "attention-as-linear-algebra.pdf", True: "attention-as-linear-algebra-student.pdf"}
 PDF_DIR = ROOT / "_build" / "pdf"   # where `make pdf` prints both editions (Makefile PDF_DIR)
+ASSIGNMENTS = ROOT / "_build" / "assignments"   # where `make assignments` writes them
+ASSIGNMENT_ZIPS = "_downloads/assignments"      # in the student site
 
 
 def printed_pdf(app: Sphinx) -> Path | None:
@@ -148,6 +158,50 @@ def launch_paths(app: Sphinx, pagename, templatename, context, doctree) -> None:
                     button["url"] = button["url"][:-len(reference)] + given
 
 
+def assignment_folder(name: str) -> Path | None:
+    """The student folder of a chapter's assignment (`make assignments`), if it is built."""
+    folder = ASSIGNMENTS / name / "student"
+    return folder if (folder / f"{name}.ipynb").is_file() else None
+
+
+def assignment_button(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """The student edition's download menu of a chapter: the assignment to hand in."""
+    name = Path(pagename).name
+    if not app.config.hide_solutions or not (ROOT / f"{pagename}.md").is_file() \
+            or Path(pagename).parent.name != "notebooks":
+        return
+    if assignment_folder(name):
+        button = {"type": "link", "text": "assignment",
+                  "url": context["pathto"](f"{ASSIGNMENT_ZIPS}/{name}-assignment.zip", 1),
+                  "tooltip": "Download the assignment to hand in: its notebook and checks (.zip)",
+                  "icon": "fas fa-file-archive", "label": "download-assignment-button"}
+    else:
+        button = {"type": "link", "text": "assignment: ask",
+                  "url": context["pathto"]("chapters/instructor_guide") + "#guide-assign-grade",
+                  "tooltip": "The notebook to hand in comes from your instructor (this page's "
+                             ".ipynb has no checks and no assignment identifier)",
+                  "icon": "fas fa-info-circle", "label": "download-assignment-button"}
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "download-buttons":
+            group["buttons"].append(button)
+
+
+def copy_assignments(app: Sphinx, exception) -> None:
+    """Each built assignment's student folder as one zip, where assignment_button links it."""
+    if exception is not None or app.builder.name != "html" or not app.config.hide_solutions:
+        return
+    for docname in sorted(app.env.found_docs):
+        folder = assignment_folder(Path(docname).name)
+        if Path(docname).parent.name != "notebooks" or folder is None:
+            continue
+        out = Path(app.outdir) / ASSIGNMENT_ZIPS / f"{Path(docname).name}-assignment.zip"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+            for path in sorted(folder.rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts:
+                    z.write(path, Path(folder.parent.name) / path.relative_to(folder))
+
+
 def setup(app: Sphinx):
     app.setup_extension("sphinx_exercise")
     app.add_directive("solution-start", GatedSolutionStart, override=True)
@@ -155,7 +209,9 @@ def setup(app: Sphinx):
     app.connect("config-inited", set_version)
     app.connect("html-page-context", add_footer)
     app.connect("html-page-context", launch_paths, priority=502)
+    app.connect("html-page-context", assignment_button, priority=502)
     app.connect("env-get-outdated", rewrite_all_when_pdf_changes)
     app.connect("build-finished", copy_pdf)
     app.connect("build-finished", copy_committed_notebooks)
+    app.connect("build-finished", copy_assignments)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

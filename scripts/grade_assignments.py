@@ -2,32 +2,47 @@
 
     python scripts/grade_assignments.py 03_masking path/to/submissions [--out grades.csv]
                                         [--jobs N]
+    python scripts/grade_assignments.py --lms grades.csv [--lms-out lms.csv]
 
 Every `*.ipynb` in the folder (or one level down: `submissions/<student>/<any>.ipynb`, as
-course platforms export them) is run by `otter run` against the assignment's autograder zip
-(_build/assignments/<name>/autograder/, from `make assignments`), in its own process with a
-time limit, N at a time (`--jobs`, `make grade JOBS=N`; never more than there are
-submissions). A notebook whose cells raise is graded as it is: the cells after the error
-still run (otter executes with errors allowed) and the failing tests score 0.
+course platforms export them) is a submission. The student is the folder's name, or in a
+flat folder the notebook's name without a resubmission's suffix (`ada.ipynb`,
+`ada (2).ipynb`, `ada-v2.ipynb`, `ada_resubmission.ipynb` and `ada-late.ipynb` are all
+`ada`); a student's latest submission (by modification time, then name) counts, the
+earlier ones are listed. Each counted notebook is run by `otter run` against the
+assignment's autograder zip (_build/assignments/<name>/autograder/, from `make
+assignments`), in its own process with a time limit, N at a time (`--jobs`, `make grade
+JOBS=N`). A notebook whose cells raise is graded as it is: the cells after the error still
+run and the failing tests score 0. A file that is not a readable notebook (truncated,
+empty, not JSON) is a row with status `unreadable` and no scores; the run goes on and
+exits 0 whenever it could write the grades.
 
 Beside the CSV (default _build/assignments/<name>/grades.csv) it writes:
 
-- grades.csv: one row per student: `student` (the notebook's name without `.ipynb`, or its
-  folder's name when submissions sit in one folder per student), `submission` (the file),
-  then for every question, in the assignment's order, its score and `<question> max`: the
-  autograded ones filled in, the manual (pen-and-paper) ones left empty for the grader;
-  then `total` (the scores present), `max` (every question's maximum), `percent`
-  (total / max), `autograded max`, and `status`: `ok`, `timeout` or `error: ...` (otter
-  could not grade it; its autograded questions scored 0).
+- grades.csv: one row per student: `student`, then each question's score in the
+  assignment's order (the autograded ones filled in, the manual ones left empty for the
+  grader), `total` (the scores present), `max` (every question's maximum), `graded max`
+  (the maxima of the questions scored so far), `percent` (total / graded max: the
+  percentage of the points graded so far), `status` (`ok`, `no answer`, `unreadable`,
+  `timeout`, `other version: ...` or `error: ...`), `submission` (the file graded),
+  `earlier submissions` and `identical to` (other students whose answer cells are the same,
+  character for character, and not blank). Each question's maximum is in its feedback and
+  in the assignment's questions.json.
 - feedback/<student>.md: each autograded question's score and maximum and the message of
-  every test it failed (never a hidden test's code or expected values).
-- answers/<student>.md: every question's prompt with the student's answer cells (the
-  written answers and the code), for grading the manual questions.
+  its first failing check, or "no answer" for a question left as handed out (never a
+  hidden test's code or expected values).
+- answers/<student>.md: every question's prompt with the student's answer cells, and for
+  each manual question its rubric and model answer (tests/assignments/questions/<q>.yml).
+
+`--lms grades.csv` reads the grades after the manual scores have been filled in and writes
+an LMS gradebook import: `student` and one grade column, the percentage of the maximum
+(`--lms-points`: the points instead).
 """
 
 import argparse
 import concurrent.futures
 import csv
+import hashlib
 import json
 import re
 import subprocess
@@ -35,15 +50,23 @@ import sys
 import tempfile
 from pathlib import Path
 
-import nbformat
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from assignment_feedback import (NO_ANSWER, answer_cells, failed_messages,  # noqa: E402
+                                 is_blank, question_feedback, submitted_assignment,
+                                 version_warning)
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ROOT / "_build" / "assignments"
 OTTER = Path(sys.executable).with_name("otter")
+# A resubmission's suffix in a flat folder: "ada (2)", "ada-v2", "ada_resubmission", "ada-late"
+RESUBMISSION = re.compile(r"(?:\s*\(\d+\)|[-_ ]v\d+|[-_ ](?:re-?submi(?:ssion|tted|t)|late|"
+                          r"final|new|copy)(?:[-_ ]?\d+)?)+$", re.I)
+
+__all__ = ["failed_messages"]  # re-exported: tests read otter's output with it
 
 
 def autograder_zip(name: str) -> Path:
-    zips = sorted((ASSIGNMENTS / name / "autograder").glob(f"{name}-autograder*.zip"))
+    zips = sorted((ASSIGNMENTS / name / "autograder").glob(f"{name}-*autograder*.zip"))
     if not zips:
         raise SystemExit(f"no autograder zip for {name}: run `make assignments` first")
     return zips[-1]
@@ -54,20 +77,30 @@ def summary(name: str) -> dict:
     return json.loads((ASSIGNMENTS / name / "questions.json").read_text())
 
 
+def feedback_config(name: str) -> dict:
+    """The assignment's identifier and its answer cells as handed out (see assignments.py)."""
+    return json.loads((ASSIGNMENTS / name / "feedback.json").read_text())
+
+
 def questions(name: str) -> list[str]:
     return [q for q, info in summary(name).items() if info["kind"] == "auto"]
 
 
-def failed_messages(question: str, output: str) -> list[str]:
-    """The failure messages of the failed test cases, read from otter's output."""
-    messages = dict(re.findall(rf"^\s*{re.escape(question)} - (\d+) message: (.*)$", output,
-                               re.M))
-    failed = re.findall(rf"^\s*{re.escape(question)} - (\d+) result:\s*\n\s*❌", output, re.M)
-    return [messages.get(case, "a test failed") for case in failed]
+def read_notebook(path: Path) -> dict | None:
+    """The notebook as JSON, or None if it is not a readable notebook."""
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        return None
+    return nb
 
 
 def grade_one(name: str, notebook: Path, timeout: float) -> dict:
     """`otter run` on one notebook: {'status', 'scores': {q: score}, 'output': {q: text}}."""
+    if read_notebook(notebook) is None:
+        return {"status": "unreadable", "scores": {}, "output": {}}
     with tempfile.TemporaryDirectory(prefix="otter-run-") as out:
         try:
             done = subprocess.run([str(OTTER), "run", "-a", str(autograder_zip(name)), "-o", out,
@@ -93,51 +126,101 @@ def grade(name: str, notebooks: list[Path], timeout: float = 900, jobs: int = 2)
 
 
 def student_of(notebook: Path, submissions: Path) -> str:
-    """The notebook's name, or its folder's when submissions sit one folder per student."""
+    """The folder's name, or in a flat folder the notebook's name without a resubmission's
+    suffix."""
     if notebook.parent.resolve() != submissions.resolve():
         return notebook.parent.name
-    return notebook.stem
+    return RESUBMISSION.sub("", notebook.stem) or notebook.stem
 
 
-def write_csv(name: str, results: dict, path: Path, students: dict) -> None:
+def latest(notebooks: list[Path], submissions: Path) -> dict[str, list[Path]]:
+    """{student: [their notebooks, the one that counts first, then the earlier ones]}."""
+    by_student: dict[str, list[Path]] = {}
+    for nb in notebooks:
+        by_student.setdefault(student_of(nb, submissions), []).append(nb)
+    return {s: sorted(nbs, key=lambda nb: (nb.stat().st_mtime, nb.name), reverse=True)
+            for s, nbs in sorted(by_student.items())}
+
+
+def blank_questions(nb: dict | None, templates: dict) -> set[str]:
+    answers = answer_cells(nb or {})
+    return {q for q, cells in answers.items() if is_blank(cells, templates.get(q))}
+
+
+def identical(notebooks: dict[str, dict | None], templates: dict) -> dict[str, list[str]]:
+    """{student: [other students whose answer cells are all the same]}, ignoring blank ones."""
+    groups: dict[str, list[str]] = {}
+    for student, nb in notebooks.items():
+        if nb is None:
+            continue
+        answers = answer_cells(nb)
+        if not answers or all(is_blank(c, templates.get(q)) for q, c in answers.items()):
+            continue
+        key = hashlib.sha256(json.dumps(answers, sort_keys=True).encode()).hexdigest()
+        groups.setdefault(key, []).append(student)
+    return {s: [o for o in group if o != s] for group in groups.values() if len(group) > 1
+            for s in group}
+
+
+def status_of(result: dict, nb: dict | None, config: dict, blank: set[str],
+              name: str) -> str:
+    if result["status"] != "ok":
+        return result["status"]
+    if submitted_assignment(nb) != config.get("assignment"):
+        return f"other version: {submitted_assignment(nb) or 'no assignment identifier'}"
+    if set(summary(name)) <= blank:
+        return NO_ANSWER
+    return "ok"
+
+
+def write_csv(name: str, rows: list[dict], path: Path) -> None:
     info = summary(name)
     path.parent.mkdir(parents=True, exist_ok=True)
     full = sum(q["points"] for q in info.values())
-    auto_max = sum(q["points"] for q in info.values() if q["kind"] == "auto")
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
-        header = ["student", "submission"]
-        for q in info:
-            header += [q, f"{q} max"]
-        writer.writerow(header + ["total", "max", "percent", "autograded max", "status"])
-        for nb, result in sorted(results.items(), key=lambda item: students[item[0]]):
-            row, total = [students[nb], nb.name], 0.0
+        writer.writerow(["student", *info, "total", "max", "graded max", "percent", "status",
+                         "submission", "earlier submissions", "identical to"])
+        for row in rows:
+            scores, total, graded = [], 0.0, 0
             for q, q_info in info.items():
-                if q_info["kind"] == "auto":
-                    score = float(result["scores"].get(q, 0.0) or 0.0)
-                    total += score
-                    row += [f"{score:g}", q_info["points"]]
+                if q_info["kind"] == "auto" and row["status"] != "unreadable":
+                    score = float(row["scores"].get(q, 0.0) or 0.0)
+                    total, graded = total + score, graded + q_info["points"]
+                    scores.append(f"{score:g}")
                 else:
-                    row += ["", q_info["points"]]
-            writer.writerow(row + [f"{total:g}", full, f"{100 * total / full:.1f}", auto_max,
-                                   result["status"]])
+                    scores.append("")
+            percent = f"{100 * total / graded:.1f}" if graded else ""
+            writer.writerow([row["student"], *scores, f"{total:g}", f"{full:g}", f"{graded:g}",
+                             percent,
+                             row["status"], row["submission"],
+                             " ".join(row["earlier"]), " ".join(row["identical"])])
 
 
-def write_feedback(name: str, result: dict, path: Path, student: str) -> None:
+def write_feedback(name: str, result: dict, path: Path, student: str,
+                   blank: set[str] = frozenset(), warning: str | None = None) -> None:
     info = summary(name)
     lines = [f"# {name}: feedback for {student}", ""]
-    if result["status"] != "ok":
+    if warning:
+        lines += [warning, ""]
+    if result["status"] == "unreadable":
+        lines += ["The file handed in is not a readable notebook (truncated, empty or not "
+                  "a .ipynb): nothing could be graded. Hand in the notebook again.", ""]
+    elif result["status"] not in ("ok",):
         lines += [f"The notebook could not be graded ({result['status']}); every autograded "
                   "question scored 0.", ""]
     for q, q_info in info.items():
         if q_info["kind"] != "auto":
-            what = "in words" if q.endswith("-written") else "pen and paper"
-            lines.append(f"- **{q}** ({what}): graded by hand, out of {q_info['points']}.")
+            what = "in words" if q.endswith("-written") else "written"
+            note = f"; {NO_ANSWER}" if q in blank else ""
+            lines.append(f"- **{q}** ({what}): graded by hand, out of {q_info['points']}{note}.")
             continue
         score = float(result["scores"].get(q, 0.0) or 0.0)
+        text = question_feedback(q, score, q_info["points"], result["output"].get(q, ""),
+                                 q in blank)
+        head, *rest = text.splitlines()
         lines.append(f"- **{q}**: {score:g} / {q_info['points']}")
-        for message in failed_messages(q, result["output"].get(q, "")):
-            lines.append(f"  - {message}")
+        lines += [f"  - {line}" for line in rest if line != "All checks passed."]
     total = sum(float(result["scores"].get(q, 0) or 0) for q in questions(name))
     auto_max = sum(q["points"] for q in info.values() if q["kind"] == "auto")
     lines += ["", f"Autograded: {total:g} / {auto_max}."]
@@ -145,53 +228,133 @@ def write_feedback(name: str, result: dict, path: Path, student: str) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def write_answers(notebook: Path, path: Path, student: str) -> None:
-    """Each question's prompt (its first line) and the student's answer cells, as Markdown."""
-    nb = nbformat.read(notebook, as_version=4)
-    lines, current = [f"# Answers of {student} ({notebook.name})", ""], None
-    for cell in nb.cells:
-        heading = re.search(r"\*\*(Exercise [\d.]+(?:, in words)?)\*\* \(`([\w-]+)`\)",
-                            cell.source)
-        if cell.cell_type == "markdown" and heading:
+def rubric_markdown(question: str, info: dict) -> list[str]:
+    """A hand-graded question's rubric and model answer (questions.json, from its spec
+    tests/assignments/questions/<question>.yml), as Markdown."""
+    if not info.get("rubric"):
+        return []
+    lines = [f"**Rubric** ({info['points']:g} points)", ""]
+    lines += [f"- {c['points']:g} pt: {' '.join(c['criterion'].split())}" for c in info["rubric"]]
+    lines += ["", "**Model answer**", "", *(f"> {line}".rstrip()
+                                           for line in (info.get("model") or "").splitlines()),
+              ""]
+    return lines
+
+
+def write_answers(notebook: Path, nb: dict | None, path: Path, student: str, name: str) -> None:
+    """Each question's prompt and the student's answer cells, as Markdown; for a manual
+    question its rubric and model answer after the student's answer."""
+    info = summary(name)
+    lines = [f"# Answers of {student} ({notebook.name})", ""]
+    if nb is None:
+        lines += ["The file is not a readable notebook: nothing to grade.", ""]
+    current = None
+
+    def close():
+        if current and info.get(current, {}).get("kind") == "manual":
+            lines.extend(rubric_markdown(current, info[current]))
+
+    for cell in (nb or {}).get("cells", []):
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        tags = cell.get("metadata", {}).get("tags", [])
+        heading = re.search(r"\*\*(Exercise [\d.]+(?:, [\w ]+)?)\*\* \(`([\w-]+)`\)", source)
+        if cell.get("cell_type") == "markdown" and heading and "otter_answer_cell" not in tags:
+            close()
             current = heading[2]
-            prompt = "\n\n".join(cell.source[heading.start():].split("\n\n")[:2])
+            prompt = "\n\n".join(source[heading.start():].split("\n\n")[:2])
             lines += [f"## {heading[1]} ({current})", "",
                       *(f"> {line}".rstrip() for line in prompt.splitlines()), ""]
-        elif current and "otter_answer_cell" in cell.metadata.get("tags", []):
-            if cell.cell_type == "markdown":
-                lines += [cell.source, ""]
+        elif current and {"otter_answer_cell", "otter_assign_solution_cell"} & set(tags):
+            if cell.get("cell_type") == "markdown":
+                lines += [source, ""]
             else:
-                lines += ["```python", cell.source, "```", ""]
+                lines += ["```python", source, "```", ""]
+    close()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
 
 
+def lms_export(grades: Path, out: Path, points: bool = False) -> int:
+    """An LMS gradebook import from grades.csv once the manual scores are filled in: the
+    student and one grade (percent of the maximum, or points)."""
+    with grades.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    fixed = {"student", "total", "max", "graded max", "percent", "status", "submission",
+             "earlier submissions", "identical to"}
+    missing = 0
+    with out.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student", "points" if points else "grade"])
+        for row in rows:
+            scores = [row[q] for q in row if q not in fixed]
+            missing += sum(s == "" for s in scores) * (row["status"] != "unreadable")
+            total = sum(float(s) for s in scores if s != "")
+            grade = total if points else 100 * total / float(row["max"])
+            writer.writerow([row["student"], f"{grade:.1f}" if not points else f"{grade:g}"])
+    print(f"wrote {out}: {len(rows)} students" + (f"; {missing} scores still empty (counted "
+                                                   "as 0)" if missing else ""))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("assignment", help="e.g. 03_masking")
-    parser.add_argument("submissions", type=Path, help="a folder of submitted .ipynb files")
+    parser.add_argument("assignment", nargs="?", help="e.g. 03_masking")
+    parser.add_argument("submissions", type=Path, nargs="?",
+                        help="a folder of submitted .ipynb files")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--timeout", type=float, default=900, help="seconds per notebook")
     parser.add_argument("--jobs", type=int, default=2, help="otter runs at a time")
+    parser.add_argument("--lms", type=Path, help="grades.csv to export for an LMS gradebook")
+    parser.add_argument("--lms-out", type=Path)
+    parser.add_argument("--lms-points", action="store_true")
     args = parser.parse_args(argv)
+    if args.lms:
+        return lms_export(args.lms, args.lms_out or args.lms.with_name("lms.csv"),
+                          args.lms_points)
+    if not args.assignment or not args.submissions:
+        parser.error("an assignment and a folder of submissions (or --lms grades.csv)")
     notebooks = sorted(set(args.submissions.glob("*.ipynb"))
                        | set(args.submissions.glob("*/*.ipynb")))
     if not notebooks:
         raise SystemExit(f"no .ipynb in {args.submissions}")
-    students = {nb: student_of(nb, args.submissions) for nb in notebooks}
-    if len(set(students.values())) < len(students):
-        raise SystemExit("two submissions of one student: keep one notebook per student")
-    results = grade(args.assignment, notebooks, args.timeout, args.jobs)
-    out = args.out or ASSIGNMENTS / args.assignment / "grades.csv"
-    write_csv(args.assignment, results, out, students)
-    for nb, result in results.items():
-        write_feedback(args.assignment, result, out.parent / "feedback" / f"{students[nb]}.md",
-                       students[nb])
-        write_answers(nb, out.parent / "answers" / f"{students[nb]}.md", students[nb])
-    for nb, result in sorted(results.items(), key=lambda item: students[item[0]]):
-        total = sum(float(s or 0) for s in result["scores"].values())
-        print(f"{students[nb]}: {total:g} ({result['status']})")
-    print(f"wrote {out}, and feedback/ and answers/ beside it")
+    name = args.assignment
+    config = feedback_config(name)
+    templates = config["templates"]
+    by_student = latest(notebooks, args.submissions)
+    counted = {student: nbs[0] for student, nbs in by_student.items()}
+    read = {student: read_notebook(nb) for student, nb in counted.items()}
+    results = grade(name, list(counted.values()), args.timeout, args.jobs)
+    copies = identical(read, templates)
+    out = args.out or ASSIGNMENTS / name / "grades.csv"
+    rows = []
+    for student, nb_path in counted.items():
+        nb, result = read[student], results[nb_path]
+        blank = blank_questions(nb, templates)
+        status = status_of(result, nb, config, blank, name)
+        rows.append({"student": student, "scores": result["scores"], "status": status,
+                     "submission": str(nb_path.relative_to(args.submissions)),
+                     "earlier": [str(p.relative_to(args.submissions))
+                                 for p in by_student[student][1:]],
+                     "identical": copies.get(student, [])})
+        warning = version_warning(nb, config.get("assignment")) if nb is not None else None
+        write_feedback(name, result, out.parent / "feedback" / f"{student}.md", student, blank,
+                       warning)
+        write_answers(nb_path, nb, out.parent / "answers" / f"{student}.md", student, name)
+    write_csv(name, rows, out)
+    for row in rows:
+        total = sum(float(s or 0) for s in row["scores"].values())
+        extra = f"; identical to {', '.join(row['identical'])}" if row["identical"] else ""
+        print(f"{row['student']}: {total:g} ({row['status']}{extra})")
+    statuses = [r["status"] for r in rows]
+    counts = {s: sum(st.split(":")[0] == s for st in statuses)
+              for s in ("ok", NO_ANSWER, "unreadable", "timeout", "error", "other version")}
+    flagged = sum(bool(r["identical"]) for r in rows)
+    earlier = sum(len(r["earlier"]) for r in rows)
+    print(f"graded {len(rows)} students ({len(notebooks)} notebooks, {earlier} earlier "
+          "submissions not counted): " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+          + (f"; {flagged} flagged as identical" if flagged else "")
+          + f". Wrote {out}, and feedback/ and answers/ beside it")
     return 0
 
 

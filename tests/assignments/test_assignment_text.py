@@ -61,9 +61,150 @@ def test_every_question_file_has_teaching_public_tests_and_hidden_tests_holding_
 def test_gradescope_lock_pins_every_package_by_hash():
     lines = [line for line in assignments.LOCK.read_text().splitlines()
              if line and not line.startswith("#")]
-    assert all(re.fullmatch(r"[\w.-]+==[\w.]+ --hash=sha256:[0-9a-f]{64}", line)
+    assert all(re.fullmatch(r'[\w.-]+==[\w.]+( ; python_version == "3\.1\d"( or python_version == "3\.1\d")*)?'
+                            r"( --hash=sha256:[0-9a-f]{64})+", line)
                for line in lines), lines
     names = {line.split("==")[0].lower() for line in lines}
     assert f"otter-grader=={assignments.OTTER_VERSION}" in {line.split()[0] for line in lines}
-    assert {"numpy", "scipy", "myst-nb", "ipykernel", "safetensors", "tokenizers"} <= names
+    assert {"numpy", "scipy", "ipykernel", "safetensors", "tokenizers"} <= names
+    # wheels for every Python the zip installs on (the image's own, 3.11 to 3.13): numpy's
+    # differ by Python, so it carries one hash per Python
+    numpy = next(line for line in lines if line.lower().startswith("numpy=="))
+    assert numpy.count("--hash=") >= len(assignments.LOCK_PYTHONS)
+    assert {"sphinx", "sqlalchemy", "myst-nb"} <= assignments.LOCK_LEAVES_OUT
     assert not names & assignments.LOCK_LEAVES_OUT and "torch" not in names
+
+
+# Issue 35: what a student sees on Gradescope, and the shortcuts the checks refuse.
+import assignment_feedback  # noqa: E402
+
+OTTER_OUTPUT = """masking-ex-window results:
+    masking-ex-window - 1 result:
+        ✅ Test case passed
+
+    masking-ex-window - 2 message: The first query of `window` sees no key.
+
+    masking-ex-window - 2 result:
+        ❌ Test case failed
+        Trying:
+            assert np.all(_t_w.sum(axis=1) > 0)
+        Expected nothing
+        Got: array([0, 1, 2])
+"""
+
+
+def test_gradescope_results_show_the_first_failing_message_after_publishing_not_the_test():
+    results = {"tests": [
+        {"name": "Public Tests", "visibility": "visible", "output": OTTER_OUTPUT},
+        {"name": "masking-ex-window", "score": 0, "max_score": 2, "visibility": "hidden",
+         "output": OTTER_OUTPUT},
+        {"name": "masking-ex-padding", "score": 0, "max_score": 1, "visibility": "hidden",
+         "output": "masking-ex-padding - 1 message: lets through\n"
+                   "masking-ex-padding - 1 result:\n    ❌ Test case failed\n"}],
+        "stdout_visibility": "after_published"}
+    nb = {"cells": [
+        {"cell_type": "markdown", "source": "**Exercise 3.1** (`masking-ex-padding`)",
+         "metadata": {}},
+        {"cell_type": "code", "source": "...", "metadata": {"tags": ["otter_answer_cell"]}},
+        {"cell_type": "markdown", "source": "**Exercise 3.2** (`masking-ex-window`)",
+         "metadata": {}},
+        {"cell_type": "code", "source": "window = 1", "metadata": {"tags": ["otter_answer_cell"]}},
+    ], "metadata": {"course_assignment": {"assignment": "03_masking-1-t"}}}
+    config = {"visibility": "after_published", "assignment": "03_masking-1-t",
+              "templates": {"masking-ex-padding": ["..."], "masking-ex-window": ["..."]}}
+    shown = assignment_feedback.student_results(results, nb, config)
+    tests = {t["name"]: t for t in shown["tests"]}
+    assert "stdout_visibility" not in shown
+    window = tests["masking-ex-window"]
+    assert window["visibility"] == "after_published"
+    assert window["output"] == ("masking-ex-window: 0 / 2\n"
+                                "The first query of `window` sees no key.")
+    assert tests["masking-ex-padding"]["output"].endswith("\nno answer")
+    for test in shown["tests"]:
+        assert "_t_w" not in test["output"] and "Got:" not in test["output"]
+    assert "Assignment version" not in tests
+    config["visibility"] = "visible"
+    other = dict(nb, metadata={"course_assignment": {"assignment": "03_masking-0-old"}})
+    shown = assignment_feedback.student_results(results, other, config)
+    tests = {t["name"]: t for t in shown["tests"]}
+    assert tests["masking-ex-window"]["visibility"] == "visible"
+    assert "another version" in tests["Assignment version"]["output"]
+
+
+def helpers_namespace():
+    namespace = {"np": __import__("numpy"), "__name__": "__main__"}
+    exec(compile(assignments.HELPERS.read_text(), "<helpers>", "exec"), namespace)
+    return namespace
+
+
+def test_shortcuts_are_refused_however_the_library_function_is_reached():
+    import numpy as np
+    import scipy.special
+
+    h = helpers_namespace()
+    ns = h | {"lse_of": scipy.special.logsumexp, "scipy": scipy}
+
+    def renamed(x):
+        return x - ns["lse_of"](x, axis=-1, keepdims=True)
+
+    def through_getattr(x):
+        return x - getattr(scipy.special, "log" + "sumexp")(x, axis=-1, keepdims=True)
+
+    def own(x):
+        m = x.max(axis=-1, keepdims=True)
+        return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
+
+    refused = {"log_softmax", "logsumexp", "softmax"}
+    x = np.arange(6.0).reshape(2, 3)
+    assert h["_t_library_calls"](lambda: renamed(x), refused) == {"logsumexp"}
+    assert h["_t_library_calls"](lambda: through_getattr(x), refused) == {"logsumexp"}
+    assert h["_t_library_calls"](lambda: own(x), refused) == set()
+    # a value built by an alias, a module attribute or a comprehension
+    import ast
+    from lib import attention
+
+    h["pm"], h["la"] = attention.padding_mask, attention
+    reached = h["_t_reached"]
+    masks = {"padding_mask", "causal_mask"}
+    assert reached([ast.parse("pm(np.array([3, 1]), 4)")], masks)
+    assert reached([ast.parse("la.padding_mask(np.array([3, 1]), 4)")], masks)
+    assert reached([ast.parse("getattr(la, 'padding_mask')(np.array([3, 1]), 4)")], masks)
+    assert reached([ast.parse("np.array([[j < n for j in range(4)] for n in (3, 1)])")], masks)
+    assert not reached([ast.parse("np.arange(4)[None, :] < np.array([3, 1])[:, None]")], masks)
+
+
+def test_student_edition_download_menu_offers_the_assignment_or_says_where_it_is(tmp_path,
+                                                                              monkeypatch):
+    # issue 35: the student site's download notebook was not the assignment notebook (0 of
+    # its 8 `grader` lines), so a student could hand in the wrong one
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import types
+
+    import editions
+
+    def page(hide_solutions=True):
+        group = {"label": "download-buttons", "buttons": []}
+        context = {"header_buttons": [group], "pathto": lambda name, resource=0: f"../{name}"}
+        app = types.SimpleNamespace(config=types.SimpleNamespace(hide_solutions=hide_solutions))
+        editions.assignment_button(app, "notebooks/03_masking", "page.html", context, None)
+        return group["buttons"]
+
+    monkeypatch.setattr(editions, "ASSIGNMENTS", tmp_path)
+    (button,) = page()
+    assert "instructor_guide" in button["url"] and "from your instructor" in button["tooltip"]
+    (tmp_path / "03_masking" / "student" / "tests").mkdir(parents=True)
+    (tmp_path / "03_masking" / "student" / "03_masking.ipynb").write_text("{}")
+    (tmp_path / "03_masking" / "student" / "tests" / "q.py").write_text("")
+    (button,) = page()
+    assert button["url"].endswith("_downloads/assignments/03_masking-assignment.zip")
+    assert page(hide_solutions=False) == []      # the full edition has no assignment entry
+    out = tmp_path / "site"
+    app = types.SimpleNamespace(config=types.SimpleNamespace(hide_solutions=True),
+                                builder=types.SimpleNamespace(name="html"), outdir=str(out),
+                                env=types.SimpleNamespace(found_docs={"notebooks/03_masking",
+                                                                      "index"}))
+    editions.copy_assignments(app, None)
+    import zipfile
+
+    with zipfile.ZipFile(out / "_downloads/assignments/03_masking-assignment.zip") as z:
+        assert sorted(z.namelist()) == ["03_masking/03_masking.ipynb", "03_masking/tests/q.py"]

@@ -5,7 +5,10 @@ assignment (`make assignments`); the rest of the notebook keeps its solutions.
 tests/assignments/test_assignments.py grades each with `otter run` and checks that the
 question loses points (all of them unless `keeps` says how many it keeps) and that otter's
 output shows `message`, a piece of the failure message of the test that catches it (in
-tests/assignments/questions/<question>.py). RIGHT_ANSWERS are correct answers written
+tests/assignments/questions/<question>.py). `TERM_<name>` in an answer stands for the
+term's constant <name> of its question (scripts/assignments.py, term_constants: the
+assignment's own threshold or cache size, which the student reads in the exercise).
+RIGHT_ANSWERS are correct answers written
 afresh from the exercise texts, some reusing the notebook's own names: each scores full marks.
 """
 
@@ -382,7 +385,7 @@ E_star = 2
 for dim in 2 ** np.arange(1, 21):
     norm_q = np.sqrt(rng_ex.chisquare(dim, size=(400_000, 1)))
     top = softmax(norm_q * rng_ex.standard_normal((400_000, n_keys))).max(axis=-1)
-    if top.mean() > one_hot:
+    if top.mean() > TERM_threshold:
         break
     E_star = int(dim)  # the E of the last row of averages that stayed below
 ''',
@@ -419,8 +422,8 @@ rank_wide = np.linalg.matrix_rank(out_wide)
         "public": True,
         "keeps": 1,  # B_max is right
         "answer": '''
-coef = 2 * 64 + 2 * 64 + 2
-B_max = int((-coef + np.sqrt(coef**2 + 2**20)) // 2)
+coef = 2 * TERM_cache_E + 2 * TERM_cache_E + 2
+B_max = int((-coef + np.sqrt(coef**2 + TERM_cache_mib * 2**20)) // 2)
 B_pow2 = 2 ** int(np.ceil(np.log2(B_max)))
 ''',
     },
@@ -459,6 +462,107 @@ hidden_mask = key_mask.copy()
 hidden_mask[0, 2] = False
 hidden = self_attention(model, X, hidden_mask).weights
 change = np.abs(hidden[0, :, :n0, :n0] - weights[0, :, :n0, :n0]).sum(axis=-2)
+''',
+    },
+    # Shortcuts that got full marks (issue 35): the kernel or SciPy reached under another name,
+    # a comprehension where the exercise forbids loops, and results of other pen-and-paper
+    # exercises copied wrong.
+    {
+        "id": "einsum-through-getattr",
+        "chapter": "02_qk_av",
+        "question": "qk-av-ex-einsum",
+        "message": "may not be, or call, the kernel's attention functions",
+        "public": True,
+        "answer": '''
+import lib.attention as la
+
+
+def einsum_attention(query, key, value):
+    return getattr(la, "scaled_dot_" + "product_attention")(query, key, value)
+''',
+    },
+    {
+        "id": "log-softmax-logsumexp-renamed",
+        "chapter": "05_stable_softmax",
+        "question": "prec-ex-log-softmax",
+        "message": "may not call a library's log_softmax, logsumexp or softmax",
+        "public": True,
+        "answer": '''
+from scipy.special import logsumexp as lse_of
+
+
+def log_softmax_lse(x, axis=-1):
+    return x - lse_of(x, axis=axis, keepdims=True)
+''',
+    },
+    {
+        "id": "padding-by-comprehension",
+        "chapter": "03_masking",
+        "question": "masking-ex-padding",
+        "message": "a comprehension is a loop",
+        "public": True,
+        "answer": '''
+lengths_ex, S_ex = np.array([3, 1, 4]), 4
+by_hand = np.array([[j < n for j in range(S_ex)] for n in lengths_ex])
+''',
+    },
+    {
+        "id": "padding-by-kernel-alias",
+        "chapter": "03_masking",
+        "question": "masking-ex-padding",
+        "message": "must be built by hand, with a comparison broadcast",
+        "public": True,
+        "answer": '''
+from lib.attention import padding_mask as lengths_to_mask
+lengths_ex, S_ex = np.array([3, 1, 4]), 4
+by_hand = lengths_to_mask(lengths_ex, S_ex) & (np.arange(S_ex) < 99)
+''',
+    },
+    {
+        "id": "sigma-factor-one-over-sigma",
+        "chapter": "04_scaling",
+        "question": "scaling-ex-sigma-result",
+        "message": "do not have variance 1",
+        "answer": '''
+c_sigma = 1 / (2 * np.sqrt(64))
+''',
+    },
+    {
+        "id": "stacking-weights-in-the-wrong-order",
+        "chapter": "01_span",
+        "question": "span-ex-stacking-result",
+        "message": "the second layer's weights on the left",
+        "answer": '''
+A1 = np.array([[0.5, 0.5, 0.0], [0.0, 0.25, 0.75]])
+A2 = np.array([[1.0, 0.0], [0.5, 0.5], [0.2, 0.8]])
+A_equiv = A1.T @ A2.T
+''',
+    },
+    {
+        "id": "cost-memory-in-bytes",
+        "chapter": "02_qk_av",
+        "question": "qk-av-ex-cost-result",
+        "message": "One exponent is wrong",
+        "answer": '''
+cost_log2 = (30, 30, 26)
+''',
+    },
+    {
+        "id": "threshold-copied-from-the-site",
+        "chapter": "04_scaling",
+        "question": "scaling-ex-threshold",
+        "message": "At `E_star` the average largest weight does not exceed the threshold",
+        "answer": '''
+E_star = 16384  # the public site's answer, for the book's threshold
+''',
+    },
+    {
+        "id": "block-sizes-copied-from-the-site",
+        "chapter": "07_memory_efficient",
+        "question": "memory-ex-cache",
+        "message": "does not fit in the exercise's cache, or that of the",
+        "answer": '''
+B_max, B_pow2 = 399, 256  # the public site's answer, for 1 MiB and E = 64
 ''',
     },
 ]

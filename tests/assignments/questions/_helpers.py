@@ -60,3 +60,80 @@ def _t_names(tree):
     """Every name read in an ast tree (or a list of trees)."""
     trees = tree if isinstance(tree, list) else [tree]
     return {n.id for t in trees for n in _t_ast.walk(t) if isinstance(n, _t_ast.Name)}
+
+
+def _t_library_calls(call, refused):
+    """The names in `refused` of functions from outside the notebook (the course's `lib`,
+    SciPy, NumPy, any installed package) that run while `call()` runs, however the student's
+    code reaches them: an alias, another import name, getattr, a module attribute."""
+    import sys as _t_sys
+
+    seen = set()
+
+    def _t_hook(frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            if code.co_name in refused and "ipykernel_" not in code.co_filename \
+                    and not code.co_filename.startswith("<"):
+                seen.add(code.co_name)
+        elif event == "c_call" and getattr(arg, "__name__", "") in refused:
+            seen.add(arg.__name__)
+
+    _t_old = _t_sys.getprofile()
+    _t_sys.setprofile(_t_hook)
+    try:
+        call()
+    except Exception:
+        pass
+    finally:
+        _t_sys.setprofile(_t_old)
+    return seen
+
+
+_T_LOOPS = (_t_ast.For, _t_ast.AsyncFor, _t_ast.While, _t_ast.ListComp, _t_ast.SetComp,
+            _t_ast.DictComp, _t_ast.GeneratorExp)
+
+
+def _t_reached(trees, refused):
+    """What the statements `trees` reach that the exercise forbids: refused functions called
+    under another name (an alias, another import name: the name is looked up in the notebook
+    and compared with the library's function), through getattr or a string naming them, and
+    loops or comprehensions, also inside the notebook's own functions they call. A set of
+    reasons, empty if none."""
+    trees = trees if isinstance(trees, list) else [trees]
+    reasons, todo, done = set(), list(trees), set()
+    env = globals()
+    while todo:
+        tree = todo.pop()
+        for node in _t_ast.walk(tree):
+            if isinstance(node, _T_LOOPS):
+                reasons.add("a loop or comprehension")
+            if isinstance(node, _t_ast.Constant) and node.value in refused:
+                reasons.add(f"the name {node.value!r} (getattr or a lookup)")
+            if not isinstance(node, _t_ast.Call):
+                continue
+            func, chain = node.func, []
+            while isinstance(func, _t_ast.Attribute):
+                chain.insert(0, func.attr)
+                func = func.value
+            if not isinstance(func, _t_ast.Name) or func.id not in env:
+                continue
+            target = env[func.id]
+            try:
+                for attr in chain:
+                    target = getattr(target, attr)
+            except AttributeError:
+                continue
+            target = getattr(target, "__wrapped__", target)
+            target = getattr(target, "func", target)  # functools.partial
+            name = getattr(target, "__name__", "")
+            module = getattr(target, "__module__", "") or ""
+            if name in refused and module != "__main__":
+                reasons.add(f"{name} (as {func.id}{''.join('.' + a for a in chain)})")
+            if module == "__main__" and _t_inspect.isfunction(target) and target not in done:
+                done.add(target)
+                try:
+                    todo.append(_t_ast.parse(_t_textwrap.dedent(_t_inspect.getsource(target))))
+                except (OSError, TypeError, SyntaxError):
+                    pass
+    return reasons

@@ -30,12 +30,15 @@ assert all(np.all(_t_b[n, :k]) for n, k in enumerate([3, 1, 4]))
 points: 0
 failure_message: >-
   `by_hand` must be built by hand, with a comparison broadcast over positions
-  and lengths: the statement that stores it may not call padding_mask (the
-  exercise is to write what it computes) or loop.
+  and lengths: the statement that stores it may not call padding_mask, under
+  any name or through getattr (the exercise is to write what it computes), nor
+  loop (a comprehension is a loop).
 """  # END TEST CONFIG
 _t_value, _t_cell = _t_assignment("by_hand")
 assert _t_value
 assert not _t_calls(_t_value) & {"padding_mask", "causal_mask"}
+_t_why = _t_reached(_t_value, {"padding_mask", "causal_mask"})
+assert not _t_why, "by_hand reaches " + ", ".join(sorted(_t_why))
 assert any(
     isinstance(_t_n, _t_ast.Compare)
     or (isinstance(_t_n, _t_ast.Call)
@@ -59,6 +62,7 @@ np.testing.assert_array_equal(
 )
 _t_value, _t_cell = _t_assignment("by_hand")
 assert not _t_calls(_t_value) & {"padding_mask", "causal_mask"}
+assert not _t_reached(_t_value, {"padding_mask", "causal_mask"})
 assert any(
     isinstance(_t_n, _t_ast.Compare)
     or (isinstance(_t_n, _t_ast.Call)

@@ -29,28 +29,30 @@ assert B_pow2 <= B_max < 2 * B_pow2
 points: 1
 hidden: true
 failure_message: >-
-  The tile of `B_max` does not fit in 1 MiB, or that of the next block size
-  still does: recount the float32 arrays one tile holds (E = Ev = 64).
+  The tile of `B_max` does not fit in the exercise's cache, or that of the
+  next block size still does: recount the float32 arrays one tile holds (with
+  the exercise's E = Ev).
 """  # END TEST CONFIG
 
 
-def _t_tile(B_t):
-    return 4 * (2 * B_t * 64 + 2 * B_t * 64 + B_t * B_t + 2 * B_t)
+def _t_tile(B_t, E_t=_t_term["cache_E"]):
+    return 4 * (2 * B_t * E_t + 2 * B_t * E_t + B_t * B_t + 2 * B_t)
 
 
-assert _t_tile(B_max) <= 2**20 < _t_tile(B_max + 1)
+assert _t_tile(B_max) <= _t_term["cache_mib"] * 2**20 < _t_tile(B_max + 1)
 
 # %%
 """ # BEGIN TEST CONFIG
 points: 1
 hidden: true
 failure_message: >-
-  `B_pow2` is not the largest power of two whose tile fits in 1 MiB.
+  `B_pow2` is not the largest power of two whose tile fits in the exercise's
+  cache.
 """  # END TEST CONFIG
 
 
-def _t_tile(B_t):
-    return 4 * (2 * B_t * 64 + 2 * B_t * 64 + B_t * B_t + 2 * B_t)
+def _t_tile(B_t, E_t=_t_term["cache_E"]):
+    return 4 * (2 * B_t * E_t + 2 * B_t * E_t + B_t * B_t + 2 * B_t)
 
 
-assert _t_tile(B_pow2) <= 2**20 < _t_tile(2 * B_pow2)
+assert _t_tile(B_pow2) <= _t_term["cache_mib"] * 2**20 < _t_tile(2 * B_pow2)

@@ -53,11 +53,14 @@ assert np.all(np.isfinite(_t_got))
 points: 0
 failure_message: >-
   `log_softmax_lse` must be your own function: it may not call a library's
-  log_softmax, logsumexp or softmax (the exercise is to write what they
-  compute).
+  log_softmax, logsumexp or softmax, under any name (the exercise is to write
+  what they compute).
 """  # END TEST CONFIG
 _t_why = _t_own_function(log_softmax_lse, ["log_softmax", "logsumexp", "softmax"])
 assert _t_why is None, _t_why
+_t_used = _t_library_calls(lambda: log_softmax_lse(np.arange(6.0).reshape(2, 3)),
+                           {"log_softmax", "logsumexp", "softmax"})
+assert not _t_used, "log_softmax_lse runs " + ", ".join(sorted(_t_used))
 
 # %%
 """ # BEGIN TEST CONFIG
@@ -81,3 +84,5 @@ with np.errstate(all="ignore"):
             log_softmax_lse(_t_in, axis=_t_axis), _t_want, rtol=1e-12
         )
 assert _t_own_function(log_softmax_lse, ["log_softmax", "logsumexp", "softmax"]) is None
+assert not _t_library_calls(lambda: log_softmax_lse(_t_x),
+                            {"log_softmax", "logsumexp", "softmax"})

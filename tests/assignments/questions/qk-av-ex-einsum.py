@@ -52,8 +52,8 @@ np.testing.assert_allclose(
 points: 0
 failure_message: >-
   `einsum_attention` must be your own function that computes attention with
-  einsum: it may not be, or call, the kernel's attention functions (the
-  exercise is to write what they compute).
+  einsum: it may not be, or call, the kernel's attention functions, under any
+  name (the exercise is to write what they compute).
 """  # END TEST CONFIG
 _t_why = _t_own_function(
     einsum_attention,
@@ -61,6 +61,13 @@ _t_why = _t_own_function(
      "memory_efficient_attention", "fast_attention"],
 )
 assert _t_why is None, _t_why
+_t_rng = np.random.default_rng(3)
+_t_used = _t_library_calls(
+    lambda: einsum_attention(*_t_rng.standard_normal((3, 2, 4, 5))),
+    {"scaled_dot_product_attention", "multi_head_attention",
+     "memory_efficient_attention", "fast_attention", "_sdpa_fast"},
+)
+assert not _t_used, "einsum_attention runs " + ", ".join(sorted(_t_used))
 
 # %%
 """ # BEGIN TEST CONFIG
@@ -86,3 +93,8 @@ assert _t_own_function(
     ["scaled_dot_product_attention", "multi_head_attention",
      "memory_efficient_attention", "fast_attention"],
 ) is None
+assert not _t_library_calls(
+    lambda: einsum_attention(_t_q, _t_k, _t_v),
+    {"scaled_dot_product_attention", "multi_head_attention",
+     "memory_efficient_attention", "fast_attention", "_sdpa_fast"},
+)
