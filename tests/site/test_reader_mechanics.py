@@ -364,3 +364,79 @@ def test_notebook_figures_load_their_1x_copy_on_a_1x_display(open_page):
     figures = tab.evaluate(FIGURES)
     assert figures and all(f["src"].endswith("-1x.png") for f in figures), figures[:3]
     assert all(f["natural"] < 1.2 * f["shown"] + 1 for f in figures), figures[:3]
+
+
+# 10. The theme's scripts run at the reader's first action, not at load (issue 39) ----------
+
+THEME_SCRIPTS = ("bootstrap.js", "pydata-sphinx-theme.js", "sphinx-book-theme.js")
+RAN = "() => typeof window.bootstrap !== 'undefined' || window.themeScriptsRan !== undefined"
+
+
+def test_none_of_the_themes_scripts_runs_while_the_page_loads(open_page):
+    """_ext/theme_scripts.py: Bootstrap and the two themes' scripts are fetched, not run,
+    until the reader acts; the page is not scrolled, pressed or hovered here."""
+    tab = open_page(CHAPTER, PHONE)
+    tab.wait_for_load_state("networkidle")
+    tab.wait_for_timeout(1500)
+    assert not tab.evaluate(RAN)
+    fetched = tab.evaluate("performance.getEntriesByType('resource').map((e) => e.name)")
+    assert all(any(name in url for url in fetched) for name in THEME_SCRIPTS), fetched
+    # no <script src> of the theme's in the page itself, and no preload of them
+    html = tab.content()
+    for name in THEME_SCRIPTS:
+        assert f'src="../_static/scripts/{name}' not in html
+        assert f'href="../_static/scripts/{name}' not in html
+
+
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_the_colour_theme_is_the_systems_before_any_script_of_the_theme_runs(
+        open_page, scheme):
+    tab = open_page(CHAPTER, PHONE, color_scheme=scheme)
+    assert tab.evaluate("document.documentElement.dataset.theme") == scheme
+    assert not tab.evaluate(RAN)
+    other = "light" if scheme == "dark" else "dark"
+    tab.emulate_media(color_scheme=other)   # the system changes: the page follows
+    tab.wait_for_function(f"document.documentElement.dataset.theme === '{other}'",
+                          timeout=5_000)
+
+
+def test_the_first_press_runs_the_scripts_and_the_dark_mode_switch_works(open_page):
+    tab = open_page(CHAPTER, DESKTOP, color_scheme="light")
+    assert not tab.evaluate(RAN)
+    tab.locator(".bd-header-article .theme-switch-button").locator("visible=true").click()
+    tab.wait_for_function("document.documentElement.dataset.theme === 'dark'", timeout=5_000)
+    assert tab.evaluate(RAN)
+    assert tab.evaluate("localStorage.getItem('mode')") == "dark"
+
+
+def test_the_download_menu_opens_on_the_first_press_before_the_scripts_have_arrived(
+        browser, origin):
+    """A click on a theme control that comes before the scripts' text is held, and
+    replayed once they have run: here Bootstrap's text is held back until after the click."""
+    context = browser.new_context(service_workers="block", **DESKTOP)
+    try:
+        tab = context.new_page()
+        held = []
+        tab.route("**/_static/scripts/bootstrap.js*", lambda route: held.append(route))
+        tab.goto(f"{origin}/{CHAPTER}", wait_until="load", timeout=TIMEOUT_MS)
+        tab.wait_for_function("performance.getEntriesByType('resource').some("
+                              "(e) => e.name.includes('pydata-sphinx-theme.js'))")
+        assert len(held) == 1 and not tab.evaluate(RAN)
+        tab.locator('.bd-header-article button[aria-label="Download this page"]').click()
+        assert tab.locator(".dropdown-menu.show").count() == 0   # held
+        held[0].continue_()
+        tab.wait_for_selector(".bd-header-article .dropdown-menu.show .dropdown-item",
+                              timeout=10_000)
+    finally:
+        context.close()
+
+
+def test_a_tooltip_shows_on_hover_once_the_mouse_has_moved(open_page):
+    tab = open_page(CHAPTER, DESKTOP)
+    button = tab.locator('.bd-header-article [data-bs-toggle="tooltip"]').locator(
+        "visible=true").first
+    button.hover()
+    tab.wait_for_function(RAN, timeout=5_000)
+    tab.mouse.move(0, 0)
+    button.hover()
+    tab.wait_for_selector(".tooltip", state="visible", timeout=5_000)
