@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXT = ROOT / "_ext"
 sys.path.insert(0, str(EXT))   # as the build has it: the extensions import each other
 PAGE_SPEED = ("katex_math", "icons", "page_meta", "stylesheet_bundle", "tab_stops",
-              "quiet_kernels")
+              "quiet_kernels", "theme_scripts")
 modules = {name: importlib.import_module(name) for name in PAGE_SPEED}
 
 
@@ -361,3 +361,34 @@ def test_katex_fonts_are_cut_to_the_characters_the_pages_draw(tmp_path):
     # each could have been kept: the whole fonts have them
     assert ord("∴") in TTFont(dist / "KaTeX_AMS-Regular.woff2").getBestCmap()
     assert {ord("Ω"), ord("ℵ")} <= set(TTFont(dist / "KaTeX_Main-Regular.woff2").getBestCmap())
+
+
+@pytest.mark.parametrize("book_theme_name", ["_static/scripts/sphinx-book-theme.js",
+                                             "scripts/sphinx-book-theme.js?digest=abc"])
+def test_the_themes_three_scripts_leave_the_page_for_the_loader_in_their_order(
+        book_theme_name):
+    """_ext/theme_scripts.py: sphinx-book-theme.js leaves the page's scripts; the loader
+    gets Bootstrap, pydata-sphinx-theme and it, in that order, each once, under _static/."""
+    scripts = [SimpleNamespace(filename="_static/doctools.js"),
+               SimpleNamespace(filename=book_theme_name),
+               SimpleNamespace(filename="_static/togglebutton.js")]
+    context = {"script_files": scripts,
+               "pathto": lambda path, resource=0: "../" + path}
+    page_speed.late_scripts(None, "notebooks/x", "page.html", context, None)
+    assert [s.filename for s in scripts] == ["_static/doctools.js", "_static/togglebutton.js"]
+    urls = context["theme_scripts"].split()
+    assert [u.split("?")[0].rsplit("/", 1)[-1] for u in urls] == [
+        "bootstrap.js", "pydata-sphinx-theme.js", "sphinx-book-theme.js"]
+    assert all(u.startswith("../_static/scripts/") for u in urls), urls
+    assert context["theme_scripts_loader"] == "../_static/theme-scripts.js"
+
+
+def test_the_loader_is_given_the_digest_the_themes_macros_use():
+    """The theme's scripts are named with their digest in pydata-sphinx-theme's macros; a
+    new theme version changes it, and the loader must fetch the same files."""
+    macros = Path(importlib.import_module("pydata_sphinx_theme").__file__).parent / (
+        "theme/pydata_sphinx_theme/static/webpack-macros.html")
+    text = macros.read_text()
+    theme_scripts = modules["theme_scripts"]   # (tab_stops has a THEME_JS of its own)
+    for path in theme_scripts.THEME_JS:
+        assert f"{path}', 1) }}}}?digest={theme_scripts.THEME_DIGEST}" in text
