@@ -27,7 +27,7 @@
   const CONTROLS = [".primary-toggle", ".secondary-toggle", ".theme-switch-button",
     ".search-button", ".search-button__button", "[data-bs-toggle]", "#pst-back-to-top",
     "#pst-collapse-sidebar-button", ".btn-fullscreen-button"].join(", ");
-  let state = "waiting";   // -> "fetching" -> "fetched" -> "ran" (or "loading" -> "ran")
+  let state = "waiting";   // -> "fetching" -> "fetched" -> "ran" (or "failed" -> "loading" -> "ran")
   let code = null;
   let wanted = false;      // a reader's action asked for them before their text arrived
   const before = [];       // what to do just before they run
@@ -59,12 +59,16 @@
       code = texts;
       state = "fetched";
       if (wanted) run();
-    }, asFiles);
+    }, () => {
+      state = "failed";
+      if (wanted) asFiles();
+    });
   };
   // Run the scripts now if their text is here (an inline script runs as it is inserted);
   // true once they have run.
   const run = () => {
     if (state === "ran") return true;
+    if (state === "failed") asFiles();
     if (state !== "fetched") {
       wanted = true;
       fetchCode();
@@ -86,9 +90,16 @@
   for (const type of ["pointerdown", "touchstart", "keydown"]) {
     window.addEventListener(type, run, { capture: true, passive: true });
   }
-  for (const type of ["mousemove", "scroll", "wheel"]) {
+  for (const type of ["mousemove", "wheel"]) {
     window.addEventListener(type, soon, { capture: true, passive: true, once: true });
   }
+  // The page's scroll (not the capture phase: the sidebar's own scroll, below, is no action).
+  const scrolled = (event) => {
+    if (event.target !== document) return;
+    window.removeEventListener("scroll", scrolled, true);
+    soon();
+  };
+  window.addEventListener("scroll", scrolled, { capture: true, passive: true });
   document.addEventListener("click", (event) => {
     const control = event.target instanceof Element && event.target.closest(CONTROLS);
     if (!control || run()) return;
