@@ -444,3 +444,67 @@ def test_a_tooltip_shows_on_hover_once_the_mouse_has_moved(open_page):
     tab.mouse.move(0, 0)
     button.hover()
     tab.wait_for_selector(".tooltip", state="visible", timeout=5_000)
+
+
+# 3. Less to lay out (issue 39) ---------------------------------------------------------------
+
+NOTATION = "chapters/notation.html"
+# Each part of the notation table, measured once it is laid out (scrolled into view): its
+# columns' left edges, its header row's height and text, its top and bottom.
+TABLE_PARTS = """async () => {
+  const frame = () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const parts = [];
+  for (const part of document.querySelectorAll('.table-part')) {
+    part.scrollIntoView();
+    await frame();
+    const box = part.getBoundingClientRect();
+    parts.push({
+      columns: [...part.querySelectorAll('tbody tr:first-child td')].map(
+        (td) => Math.round(td.getBoundingClientRect().left)),
+      header: part.querySelector('thead').getBoundingClientRect().height,
+      headerText: part.querySelector('thead').textContent.trim().split(/\\s+/),
+      top: box.top + window.scrollY, bottom: box.bottom + window.scrollY,
+      scroller: part.parentElement.className,
+    });
+  }
+  return parts;
+}"""
+LAID_OUT = ("(i) => document.querySelectorAll('.table-part')[i].querySelector('td')"
+            ".checkVisibility({contentVisibilityAuto: true})")
+
+
+@pytest.mark.parametrize("screen", ["phone", "desktop"])
+def test_the_notation_table_in_parts_reads_as_one_table(open_page, screen):
+    """_ext/table_parts.py: the parts' columns line up, they touch, the header shows once
+    (every part keeps it for screen readers), and all of them sit in one scrolling box."""
+    tab = open_page(NOTATION, SCREENS[screen])
+    parts = tab.evaluate(TABLE_PARTS)
+    assert len(parts) >= 4
+    first = parts[0]
+    assert first["header"] > 10 and first["headerText"] == ["symbol", "meaning", "shape"]
+    for before, part in zip(parts, parts[1:]):
+        assert part["columns"] == first["columns"]
+        assert part["header"] == 0 and part["headerText"] == first["headerText"]
+        assert abs(part["top"] - before["bottom"]) < 0.5
+    assert len({part["scroller"] for part in parts}) == 1
+    assert "pst-scrollable-table-container" in first["scroller"]
+
+
+def test_the_notation_table_scrolls_sideways_as_one_on_a_phone(open_page):
+    tab = open_page(NOTATION, PHONE)
+    box = tab.locator(".table-part").first.locator("xpath=..")
+    assert box.evaluate("(el) => el.scrollWidth > el.clientWidth")
+    left = "(el) => [...el.querySelectorAll('.table-part')].map((p) => p.getBoundingClientRect().left)"
+    before = box.evaluate(left)
+    box.evaluate("(el) => { el.scrollLeft = 60; }")
+    after = box.evaluate(left)
+    assert all(abs(b - a - 60) < 1 for a, b in zip(after, before)), (before, after)
+
+
+def test_the_notation_tables_last_parts_are_not_laid_out_at_load(open_page):
+    """The point of the parts: a phone lays out the rows on its screen, not all 50, at load
+    and again as each of KaTeX's fonts arrives."""
+    tab = open_page(NOTATION, PHONE)
+    count = tab.locator(".table-part").count()
+    assert tab.evaluate(LAID_OUT, 0)
+    assert not tab.evaluate(LAID_OUT, count - 1)
