@@ -188,7 +188,7 @@ def subset_katex_fonts(app: Sphinx, exception) -> None:
 # copy-tex scripts the site does not load; search already skips it) and the <mrow> that
 # groups the whole formula (<math> is itself a row), and the xmlns attribute the HTML parser
 # does not need. Dropped from the page's body (not from titles, whose TeX
-# _ext/page_meta.py reads): chapter 4 went from 835 to 774 KB and 21 553 to 20 317
+# _ext/page_meta.py reads): chapter 4 went from 835 to 774 KB and 21 553 to 20 320
 # elements, the notation page from 237 to 205 KB (chapters/maintainers/page_speed.md).
 MATHML_NS = ' xmlns="http://www.w3.org/1998/Math/MathML"'
 TEX_ANNOTATION = re.compile(r'<annotation encoding="application/x-tex">.*?</annotation>', re.S)

@@ -12,8 +12,9 @@ sideways together), and keep its fixed columns (`table-layout: fixed`, widths fr
 header), so they read as one table. Every part keeps the header row, for screen readers
 (each part is a table they announce with its headers); `_static/site.css` folds it to no
 height in all parts but the first. Measured on one build, back to back (Chromium, 4x
-CPU): the objects laid out at load went from 7 397 to 3 956 and the elements styled from
-6 009 to 3 135 (chapters/maintainers/page_speed.md).
+CPU, two loads each): the layout objects laid out at load went from 7 338-7 413 to
+3 632-5 658 and the elements styled from 5 874-6 253 to 2 802-4 194, with the lighter
+MathML (chapters/maintainers/page_speed.md).
 
 Only tables with one of the classes in SPLIT are cut: columns of a table in parts line
 up only with a fixed layout.
