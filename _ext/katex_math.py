@@ -191,7 +191,7 @@ def subset_katex_fonts(app: Sphinx, exception) -> None:
 # _ext/page_meta.py reads): chapter 4 went from 835 to 774 KB and 21 553 to 20 320
 # elements, the notation page from 237 to 205 KB (chapters/maintainers/page_speed.md).
 MATHML_NS = ' xmlns="http://www.w3.org/1998/Math/MathML"'
-TEX_ANNOTATION = re.compile(r'<annotation encoding="application/x-tex">.*?</annotation>', re.S)
+TEX_ANNOTATION = re.compile(r'<annotation encoding="application/x-tex">.*?</annotation>', re.DOTALL)
 WHOLE_ROW = re.compile(r"<math\b[^>]*><mrow>")
 ROW_TAG = re.compile(r"<mrow\b[^>]*>|</mrow>")
 

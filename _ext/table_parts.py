@@ -28,9 +28,9 @@ SPLIT = ("notation-table",)   # the classes of tables laid out in parts (fixed c
 ROWS = 8                      # rows a part (a phone's first screen shows about six)
 PART = "table-part"           # the class of each part's block (_static/site.css)
 
-TABLE = re.compile(r"<table\b[^>]*>.*?</table>", re.S)
+TABLE = re.compile(r"<table\b[^>]*>.*?</table>", re.DOTALL)
 CLASSES = re.compile(r'\bclass="([^"]*)"')
-ROW = re.compile(r"<tr\b.*?</tr>\n?", re.S)
+ROW = re.compile(r"<tr\b.*?</tr>\n?", re.DOTALL)
 
 
 def split_table(table: str, rows: int = ROWS) -> str:

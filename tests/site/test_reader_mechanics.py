@@ -5,6 +5,8 @@ site before the fix it names (the site as built at commit 1aa3a49).
 Run with `make test-site`, like the other browser tests.
 """
 
+import itertools
+
 import pytest
 from site_config import PAGES
 
@@ -482,7 +484,7 @@ def test_the_notation_table_in_parts_reads_as_one_table(open_page, screen):
     assert len(parts) >= 4
     first = parts[0]
     assert first["header"] > 10 and first["headerText"] == ["symbol", "meaning", "shape"]
-    for before, part in zip(parts, parts[1:]):
+    for before, part in itertools.pairwise(parts):
         assert part["columns"] == first["columns"]
         assert part["header"] == 0 and part["headerText"] == first["headerText"]
         assert abs(part["top"] - before["bottom"]) < 0.5
