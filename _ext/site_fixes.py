@@ -26,10 +26,9 @@ changes what Sphinx writes, and tests/site/ checks the result in a browser.
    on pages with solutions only, names each after its bar ("Solution to Exercise 3.1").
 5. The sidebar's brand (the book's title, a link home) in a landmark (axe: region): it
    sat outside any, above the sidebar's `<nav>`. `_templates/sidebar-brand.html` wraps it (`html_sidebars`).
-6. The sidebar not pre-scrolled when it need not be (issue 28). pydata-sphinx-theme 0.17
-   scrolls the sidebar at load when the current chapter's link lies in the lower half of
-   the window, here by 140 px on a desktop, leaving the book's title half hidden under the
-   header; a line of script scrolls it back to the top when the link is in view there too.
+6. (The sidebar not pre-scrolled when it need not be, issue 28, is now done by
+   _ext/theme_scripts.js, which scrolls it itself, only when the chapter's link is out of
+   view, and after the first paint.)
 """
 
 import html
@@ -68,19 +67,6 @@ NAME_TOGGLES = """document.addEventListener("DOMContentLoaded", () => setTimeout
 }));"""
 
 
-# After the theme's own DOMContentLoaded handler (setTimeout), and only on a first visit
-# (the theme restores a scroll position kept in sessionStorage as it is).
-SIDEBAR_TOP = """document.addEventListener("DOMContentLoaded", () => setTimeout(() => {
-  const bar = document.querySelector("div.bd-sidebar");
-  const links = bar && bar.querySelectorAll(".bd-docs-nav .active");
-  if (!bar || !bar.scrollTop || !links.length
-      || sessionStorage.getItem("sidebar-scroll-top") !== null) return;
-  const link = links[links.length - 1].getBoundingClientRect();
-  const top = bar.getBoundingClientRect().top;
-  if (link.bottom + bar.scrollTop - top <= bar.clientHeight) bar.scrollTop = 0;
-}));"""
-
-
 def disable_thebe(app: Sphinx, config) -> None:
     """Disconnect every sphinx-thebe event handler and drop its stylesheet."""
     for listeners in list(app.events.listeners.values()):
@@ -114,7 +100,6 @@ def fix_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
         generate_labelled.labels_summaries = True
         context["generate_toctree_html"] = generate_labelled
     if "body" in context:
-        app.add_js_file(None, body=SIDEBAR_TOP)
         body = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
         body, solutions = SOLUTION_TITLE.subn(lambda m: m[1] + unlinked(m[2]) + m[3], body)
         context["body"] = body

@@ -3,6 +3,8 @@ reads from a report, which bars a page misses, and the summary table. Lighthouse
 runs in `make audit`."""
 
 import importlib.util
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -14,12 +16,13 @@ spec.loader.exec_module(audit)
 
 
 def report(perf=0.95, a11y=1.0, bp=1.0, seo=1.0, lcp_ms=2100.0, cls=0.01, transfer=300_000,
-           raw=(400_000, 500_000), seo_failures=()):
+           raw=(400_000, 500_000), seo_failures=(), si_ms=1800.0, tbt_ms=40.0, index=1500.0):
     """A Lighthouse report (lhr) with just the fields scripts/audit.py reads."""
     audits = {
         "largest-contentful-paint": {"numericValue": lcp_ms},
         "first-contentful-paint": {"numericValue": 1200.0},
-        "total-blocking-time": {"numericValue": 40.0},
+        "total-blocking-time": {"numericValue": tbt_ms},
+        "speed-index": {"numericValue": si_ms},
         "cumulative-layout-shift": {"numericValue": cls},
         "total-byte-weight": {"numericValue": transfer},
         "network-requests": {"details": {"items": [{"resourceSize": n} for n in raw]}},
@@ -30,6 +33,7 @@ def report(perf=0.95, a11y=1.0, bp=1.0, seo=1.0, lcp_ms=2100.0, cls=0.01, transf
     seo_refs = [{"id": "document-title", "weight": 1}, {"id": "meta-description", "weight": 1},
                 {"id": "manual-check", "weight": 0}]
     return {
+        "environment": {"benchmarkIndex": index},
         "audits": audits,
         "categories": {
             "performance": {"score": perf, "auditRefs": []},
@@ -44,6 +48,7 @@ def test_summarize_reads_scores_timings_and_weights():
     r = audit.summarize("notebooks/01_span.html", report(perf=0.934, lcp_ms=2345.0))
     assert (r.performance, r.accessibility, r.best_practices, r.seo) == (93, 100, 100, 100)
     assert r.lcp_s == pytest.approx(2.35)
+    assert (r.si_s, r.tbt_ms, r.benchmark_index) == (1.8, 40, 1500)
     assert r.transfer == 300_000
     assert r.uncompressed == 900_000
     assert r.requests == 2
@@ -168,3 +173,53 @@ def test_pages_are_dealt_to_the_jobs_largest_first_each_once():
     assert abs(len(dealt[0]) - len(dealt[1])) <= 1
     assert audit.shares(pages[:1], 2) == [["p0.html"]]                  # no empty job
     assert audit.shares(pages, 1, size) == [sorted(pages, key=size, reverse=True)]
+
+
+def test_slow_phone_keeps_each_pages_median_run_and_prints_its_speed_index_and_tbt(
+        tmp_path, monkeypatch, capsys):
+    """--slow-phone: Lighthouse's 4x with no calibration, one page at a time, three passes,
+    and each page's median run (by performance) copied where the summary reads it."""
+    site, out = tmp_path / "site", tmp_path / "out"
+    site.mkdir()
+    (site / "index.html").write_text("<p>redirect</p>")
+    page = "notebooks/04_scaling.html"
+    (site / "notebooks").mkdir()
+    (site / page).write_text("<p>chapter</p>")
+    runs = iter([report(perf=0.91, si_ms=3100.0, tbt_ms=250.0, index=1100.0),
+                 report(perf=0.99, si_ms=1500.0, tbt_ms=10.0, index=1900.0),
+                 report(perf=0.96, si_ms=2200.0, tbt_ms=90.0, index=1500.0)])
+    seen = {}
+
+    def fake_jobs(origin, jobs):
+        seen.setdefault("slowdown", audit.SETTINGS["cpu_slowdown"])
+        seen["jobs"] = len(jobs)
+        for folder, pages in jobs:
+            folder.mkdir(parents=True, exist_ok=True)
+            for p in pages:
+                (folder / audit.report_name(p)).write_text(json.dumps(next(runs)))
+
+    monkeypatch.setattr(audit, "run_jobs", fake_jobs)
+    monkeypatch.setattr(audit, "JOBS", 2)
+    monkeypatch.setattr(audit, "SETTINGS", dict(audit.SETTINGS))
+    monkeypatch.delenv("AUDIT_JOBS", raising=False)
+    monkeypatch.delenv("CPU_SLOWDOWN", raising=False)
+    try:
+        status = audit.main(["--site", str(site), "--out", str(out), "--slow-phone", page])
+    finally:
+        os.environ.pop("CPU_SLOWDOWN", None)
+    assert status == 0
+    assert seen == {"slowdown": 4.0, "jobs": 1}   # no calibration run, one page at a time
+    kept = json.loads((out / audit.report_name(page)).read_text())
+    assert kept["audits"]["speed-index"]["numericValue"] == 2200.0   # the median, 96
+    summary = json.loads((out / "summary.json").read_text())
+    (result,) = summary["pages"]
+    assert (result["performance"], result["si_s"], result["tbt_ms"]) == (96, 2.2, 90)
+    assert [r["performance"] for r in result["runs"]] == [91, 99, 96]
+    printed = capsys.readouterr().out
+    assert f"{page}: performance 96, speed index 2.2 s, total blocking time 90 ms" in printed
+    assert "index 1100" in printed and "| SI s |" in printed
+
+
+def test_median_run_breaks_a_tie_of_scores_by_speed_index():
+    runs = [audit.summarize("a.html", report(perf=0.95, si_ms=si)) for si in (3000, 1000, 2000)]
+    assert audit.median_run(runs).si_s == 2.0

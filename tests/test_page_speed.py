@@ -1,5 +1,5 @@
 """The site's page-speed extensions (_ext/katex_math.py, icons.py, page_meta.py,
-stylesheet_bundle.py, tab_stops.py), piece by piece: math typeset by KaTeX at build time,
+stylesheet_bundle.py, tab_stops.py, theme_scripts.py, table_parts.py), piece by piece: math typeset by KaTeX at build time,
 the icons' stylesheet, meta descriptions and image sizes, the bundle, the tab stops. The
 built pages are checked in a browser by tests/site/ and measured by `make audit`; one
 concern a file, each at most 400 lines (tested below)."""
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXT = ROOT / "_ext"
 sys.path.insert(0, str(EXT))   # as the build has it: the extensions import each other
 PAGE_SPEED = ("katex_math", "icons", "page_meta", "stylesheet_bundle", "tab_stops",
-              "quiet_kernels")
+              "quiet_kernels", "theme_scripts", "table_parts")
 modules = {name: importlib.import_module(name) for name in PAGE_SPEED}
 
 
@@ -361,3 +361,108 @@ def test_katex_fonts_are_cut_to_the_characters_the_pages_draw(tmp_path):
     # each could have been kept: the whole fonts have them
     assert ord("∴") in TTFont(dist / "KaTeX_AMS-Regular.woff2").getBestCmap()
     assert {ord("Ω"), ord("ℵ")} <= set(TTFont(dist / "KaTeX_Main-Regular.woff2").getBestCmap())
+
+
+@pytest.mark.parametrize("book_theme_name", ["_static/scripts/sphinx-book-theme.js",
+                                             "scripts/sphinx-book-theme.js?digest=abc"])
+def test_the_themes_three_scripts_leave_the_page_for_the_loader_in_their_order(
+        book_theme_name):
+    """_ext/theme_scripts.py: sphinx-book-theme.js leaves the page's scripts; the loader
+    gets Bootstrap, pydata-sphinx-theme and it, in that order, each once, under _static/."""
+    scripts = [SimpleNamespace(filename="_static/doctools.js"),
+               SimpleNamespace(filename=book_theme_name),
+               SimpleNamespace(filename="_static/togglebutton.js")]
+    context = {"script_files": scripts,
+               "pathto": lambda path, resource=0: "../" + path}
+    page_speed.late_scripts(None, "notebooks/x", "page.html", context, None)
+    assert [s.filename for s in scripts] == ["_static/doctools.js", "_static/togglebutton.js"]
+    urls = context["theme_scripts"].split()
+    assert [u.split("?")[0].rsplit("/", 1)[-1] for u in urls] == [
+        "bootstrap.js", "pydata-sphinx-theme.js", "sphinx-book-theme.js"]
+    assert all(u.startswith("../_static/scripts/") for u in urls), urls
+    assert context["theme_scripts_loader"] == "../_static/theme-scripts.js"
+
+
+def test_the_loader_is_given_the_digest_the_themes_macros_use():
+    """The theme's scripts are named with their digest in pydata-sphinx-theme's macros; a
+    new theme version changes it, and the loader must fetch the same files."""
+    macros = Path(importlib.import_module("pydata_sphinx_theme").__file__).parent / (
+        "theme/pydata_sphinx_theme/static/webpack-macros.html")
+    text = macros.read_text()
+    theme_scripts = modules["theme_scripts"]   # (tab_stops has a THEME_JS of its own)
+    for path in theme_scripts.THEME_JS:
+        assert f"{path}', 1) }}}}?digest={theme_scripts.THEME_DIGEST}" in text
+
+
+@needs_katex
+def test_lighter_mathml_drops_the_tex_and_the_wrappers_and_keeps_what_is_read():
+    """_ext/katex_math.py: the page's MathML less <semantics>, the TeX <annotation>, the
+    formula's outer <mrow> and xmlns; every other element, and the HTML drawn, unchanged."""
+    katex = page_speed.KaTeX(ROOT)
+    try:
+        formulas = [katex.render(tex, display, {})["html"] for tex, display in (
+            (r"Q", False), (r"\operatorname{softmax}(QK^\top/\sqrt{E})", False),
+            (r"{x}", False), (r"\{a\} \cup \{b\}", True), (r"a\\b", True))]
+    finally:
+        katex.close()
+    page = "<p>before</p>" + "<p>and</p>".join(formulas) + "<mrow>outside math</mrow>"
+    light = page_speed.lighter_mathml(page)
+    def tags(text):
+        return re.findall(r"<(/?[a-z]+)", text)
+    assert "annotation" not in light and "semantics" not in light
+    assert "MathML" not in light and "<math><mrow>" not in light
+    assert re.sub(r"<math\b[^>]*>(<mrow>)?", "", light).count("</mrow></math>") == 0
+    assert light.endswith("<mrow>outside math</mrow>")
+    # the same elements but four a formula (semantics, annotation, an mrow: opening and
+    # closing tags), and the drawn HTML byte for byte
+    before, after = tags(page), tags(light)
+    for name in ("semantics", "/semantics", "annotation", "/annotation"):
+        assert before.count(name) == len(formulas) and after.count(name) == 0
+    assert before.count("mrow") - after.count("mrow") == len(formulas)
+    assert [t for t in before if "semantics" not in t and "annotation" not in t
+            and "mrow" not in t] == [t for t in after if "mrow" not in t]
+    def drawn(text):
+        return re.sub(r'<span class="katex-mathml">.*?</span>', "", text)
+    assert drawn(light) == drawn(page) and drawn(page).count("katex-html") == len(formulas)
+    assert page_speed.lighter_mathml(light) == light
+
+
+def test_lighter_mathml_keeps_an_outer_row_that_is_not_the_whole_formula():
+    page = ('<math><semantics><mrow><mi>a</mi></mrow><mrow><mi>b</mi></mrow>'
+            '<annotation encoding="application/x-tex">{a}{b}</annotation></semantics></math>')
+    assert page_speed.lighter_mathml(page) == (
+        "<math><mrow><mi>a</mi></mrow><mrow><mi>b</mi></mrow></math>")
+
+
+def _table(rows, classes="notation-table table"):
+    body = "".join(f'<tr class="row-{i}"><td><p>{i}</p></td><td>x</td></tr>\n'
+                   for i in range(rows))
+    return (f'<table class="{classes}" style="width: 100%">\n<thead>\n<tr class="row-odd">'
+            f'<th class="head"><p>symbol</p></th><th class="head"><p>meaning</p></th></tr>\n'
+            f'</thead>\n<tbody>\n{body}</tbody>\n</table>')
+
+
+def test_a_long_notation_table_is_cut_into_parts_that_each_keep_the_header():
+    """_ext/table_parts.py: every row once, in order, ROWS a part; each part a table of the
+    same classes with the header row, in a block of class PART."""
+    rows = 2 * page_speed.ROWS + 3
+    page = "<p>before</p>\n<div class=\"pst-scrollable-table-container\">" + _table(rows) + (
+        "</div>\n<p>after</p>")
+    cut = page_speed.tables_in_parts(page)
+    parts = re.findall(r'<div class="table-part">(.*?)</div>', cut, re.DOTALL)
+    assert len(parts) == 3
+    assert [len(re.findall(r"<tr class=\"row-\d", part)) for part in parts] == [
+        page_speed.ROWS, page_speed.ROWS, 3]
+    assert re.findall(r'class="row-(\d+)"', cut) == [str(i) for i in range(rows)]
+    for part in parts:
+        assert part.startswith('<table class="notation-table table" style="width: 100%">')
+        assert part.count("<th ") == 2 and part.count("<table") == 1
+        assert part.rstrip().endswith("</table>")
+    assert cut.startswith("<p>before</p>") and cut.endswith("</div>\n<p>after</p>")
+    assert cut.count('class="pst-scrollable-table-container"') == 1   # one box scrolls them all
+
+
+def test_short_tables_and_other_tables_stay_whole():
+    short = _table(page_speed.ROWS)
+    other = _table(3 * page_speed.ROWS, classes="table")
+    assert page_speed.tables_in_parts(short + other) == short + other

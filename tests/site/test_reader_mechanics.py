@@ -5,6 +5,8 @@ site before the fix it names (the site as built at commit 1aa3a49).
 Run with `make test-site`, like the other browser tests.
 """
 
+import itertools
+
 import pytest
 from site_config import PAGES
 
@@ -364,3 +366,147 @@ def test_notebook_figures_load_their_1x_copy_on_a_1x_display(open_page):
     figures = tab.evaluate(FIGURES)
     assert figures and all(f["src"].endswith("-1x.png") for f in figures), figures[:3]
     assert all(f["natural"] < 1.2 * f["shown"] + 1 for f in figures), figures[:3]
+
+
+# 10. The theme's scripts run at the reader's first action, not at load (issue 39) ----------
+
+THEME_SCRIPTS = ("bootstrap.js", "pydata-sphinx-theme.js", "sphinx-book-theme.js")
+RAN = "() => typeof window.bootstrap !== 'undefined' || window.themeScriptsRan !== undefined"
+
+
+@pytest.mark.parametrize("page, screen", [
+    (CHAPTER, "phone"),
+    # low in the sidebar: the sidebar scrolls to it, which is no reader action
+    ("chapters/maintainers/page_speed.html", "desktop")])
+def test_none_of_the_themes_scripts_runs_while_the_page_loads(open_page, page, screen):
+    """_ext/theme_scripts.py: Bootstrap and the two themes' scripts are fetched, not run,
+    until the reader acts; the page is not scrolled, pressed or hovered here."""
+    tab = open_page(page, SCREENS[screen])
+    tab.wait_for_load_state("networkidle")
+    tab.wait_for_timeout(1500)
+    assert not tab.evaluate(RAN)
+    fetched = tab.evaluate("performance.getEntriesByType('resource').map((e) => e.name)")
+    assert all(any(name in url for url in fetched) for name in THEME_SCRIPTS), fetched
+    # no <script src> of the theme's in the page itself, and no preload of them
+    html = tab.content()
+    for name in THEME_SCRIPTS:
+        assert f'src="../_static/scripts/{name}' not in html
+        assert f'href="../_static/scripts/{name}' not in html
+
+
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_the_colour_theme_is_the_systems_before_any_script_of_the_theme_runs(
+        open_page, scheme):
+    tab = open_page(CHAPTER, PHONE, color_scheme=scheme)
+    assert tab.evaluate("document.documentElement.dataset.theme") == scheme
+    assert not tab.evaluate(RAN)
+    other = "light" if scheme == "dark" else "dark"
+    tab.emulate_media(color_scheme=other)   # the system changes: the page follows
+    tab.wait_for_function(f"document.documentElement.dataset.theme === '{other}'",
+                          timeout=5_000)
+
+
+def test_the_first_press_runs_the_scripts_and_the_dark_mode_switch_works(open_page):
+    tab = open_page(CHAPTER, DESKTOP, color_scheme="light")
+    assert not tab.evaluate(RAN)
+    tab.locator(".bd-header-article .theme-switch-button").locator("visible=true").click()
+    tab.wait_for_function("document.documentElement.dataset.theme === 'dark'", timeout=5_000)
+    assert tab.evaluate(RAN)
+    assert tab.evaluate("localStorage.getItem('mode')") == "dark"
+
+
+def test_the_download_menu_opens_on_the_first_press_before_the_scripts_have_arrived(
+        browser, origin):
+    """A click on a theme control that comes before the scripts' text is held, and
+    replayed once they have run: here Bootstrap's text is held back until after the click."""
+    context = browser.new_context(service_workers="block", **DESKTOP)
+    try:
+        tab = context.new_page()
+        held = []
+        tab.route("**/_static/scripts/bootstrap.js*", lambda route: held.append(route))
+        tab.goto(f"{origin}/{CHAPTER}", wait_until="load", timeout=TIMEOUT_MS)
+        tab.wait_for_function("performance.getEntriesByType('resource').some("
+                              "(e) => e.name.includes('pydata-sphinx-theme.js'))")
+        assert len(held) == 1 and not tab.evaluate(RAN)
+        tab.locator('.bd-header-article button[aria-label="Download this page"]').click()
+        assert tab.locator(".dropdown-menu.show").count() == 0   # held
+        held[0].continue_()
+        tab.wait_for_selector(".bd-header-article .dropdown-menu.show .dropdown-item",
+                              timeout=10_000)
+    finally:
+        context.close()
+
+
+def test_a_tooltip_shows_on_hover_once_the_mouse_has_moved(open_page):
+    tab = open_page(CHAPTER, DESKTOP)
+    button = tab.locator('.bd-header-article [data-bs-toggle="tooltip"]').locator(
+        "visible=true").first
+    button.hover()
+    tab.wait_for_function(RAN, timeout=5_000)
+    tab.mouse.move(0, 0)
+    button.hover()
+    tab.wait_for_selector(".tooltip", state="visible", timeout=5_000)
+
+
+# 3. Less to lay out (issue 39) ---------------------------------------------------------------
+
+NOTATION = "chapters/notation.html"
+# Each part of the notation table, measured once it is laid out (scrolled into view): its
+# columns' left edges, its header row's height and text, its top and bottom.
+TABLE_PARTS = """async () => {
+  const frame = () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const parts = [];
+  for (const part of document.querySelectorAll('.table-part')) {
+    part.scrollIntoView();
+    await frame();
+    const box = part.getBoundingClientRect();
+    parts.push({
+      columns: [...part.querySelectorAll('tbody tr:first-child td')].map(
+        (td) => Math.round(td.getBoundingClientRect().left)),
+      header: part.querySelector('thead').getBoundingClientRect().height,
+      headerText: part.querySelector('thead').textContent.trim().split(/\\s+/),
+      top: box.top + window.scrollY, bottom: box.bottom + window.scrollY,
+      scroller: part.parentElement.className,
+    });
+  }
+  return parts;
+}"""
+LAID_OUT = ("(i) => document.querySelectorAll('.table-part')[i].querySelector('td')"
+            ".checkVisibility({contentVisibilityAuto: true})")
+
+
+@pytest.mark.parametrize("screen", ["phone", "desktop"])
+def test_the_notation_table_in_parts_reads_as_one_table(open_page, screen):
+    """_ext/table_parts.py: the parts' columns line up, they touch, the header shows once
+    (every part keeps it for screen readers), and all of them sit in one scrolling box."""
+    tab = open_page(NOTATION, SCREENS[screen])
+    parts = tab.evaluate(TABLE_PARTS)
+    assert len(parts) >= 4
+    first = parts[0]
+    assert first["header"] > 10 and first["headerText"] == ["symbol", "meaning", "shape"]
+    for before, part in itertools.pairwise(parts):
+        assert part["columns"] == first["columns"]
+        assert part["header"] == 0 and part["headerText"] == first["headerText"]
+        assert abs(part["top"] - before["bottom"]) < 0.5
+    assert len({part["scroller"] for part in parts}) == 1
+    assert "pst-scrollable-table-container" in first["scroller"]
+
+
+def test_the_notation_table_scrolls_sideways_as_one_on_a_phone(open_page):
+    tab = open_page(NOTATION, PHONE)
+    box = tab.locator(".table-part").first.locator("xpath=..")
+    assert box.evaluate("(el) => el.scrollWidth > el.clientWidth")
+    left = "(el) => [...el.querySelectorAll('.table-part')].map((p) => p.getBoundingClientRect().left)"
+    before = box.evaluate(left)
+    box.evaluate("(el) => { el.scrollLeft = 60; }")
+    after = box.evaluate(left)
+    assert all(abs(b - a - 60) < 1 for a, b in zip(after, before)), (before, after)
+
+
+def test_the_notation_tables_last_parts_are_not_laid_out_at_load(open_page):
+    """The point of the parts: a phone lays out the rows on its screen, not all 50, at load
+    and again as each of KaTeX's fonts arrives."""
+    tab = open_page(NOTATION, PHONE)
+    count = tab.locator(".table-part").count()
+    assert tab.evaluate(LAID_OUT, 0)
+    assert not tab.evaluate(LAID_OUT, count - 1)
