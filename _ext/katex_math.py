@@ -15,7 +15,9 @@ subset_katex_fonts).
 Search results quote a page's text around the words found (Sphinx's searchtools.js); a
 formula's text is there three times (MathML, its TeX annotation and KaTeX's HTML: "QKQKQK",
 issue 28). The copy of searchtools.js in `_static/` also drops the annotation and the HTML
-before it quotes, so a snippet reads the MathML's text once.
+before it quotes, so a snippet reads the MathML's text once; and it drops a self-check
+question's hidden feedback and answer (_ext/selfcheck.py), so that no snippet shows an
+answer before the reader has tried.
 """
 
 import html
@@ -225,7 +227,8 @@ def lighter_body(app: Sphinx, pagename, templatename, context, doctree) -> None:
 
 SEARCH_JS = "searchtools.js"
 SEARCH_REMOVED = '[".headerlink", "script", "style"]'
-SEARCH_REMOVED_TOO = '[".headerlink", "script", "style", ".katex-html", "annotation"]'
+SEARCH_REMOVED_TOO = ('[".headerlink", "script", "style", ".katex-html", "annotation", '
+                      '".selfcheck-feedback", ".selfcheck-answer"]')
 
 
 def search_snippets_once(app: Sphinx, exception) -> None:
