@@ -222,11 +222,11 @@ class Book:
 
 
 class Bibliography:
-    """references.bib, read with pybtex (sphinxcontrib-bibtex's own reader)."""
+    """chapters/references.bib, read with pybtex (sphinxcontrib-bibtex's own reader)."""
 
     def __init__(self):
         from pybtex.database import parse_file
-        self.entries = parse_file(str(ROOT / "references.bib")).entries
+        self.entries = parse_file(str(ROOT / "chapters" / "references.bib")).entries
 
     def authors(self, key: str) -> str:
         entry = self.entries[key]
@@ -505,6 +505,38 @@ def collapse(cell, source=True, outputs=True) -> None:
         jupyter["outputs_hidden"] = True
 
 
+PIP_LINE = re.compile(r"^\s*%pip install --quiet (?P<args>.+)$", re.M)
+
+
+def setup_cell_source(colab_cell: str) -> str:
+    """The first code cell of a Jupyter notebook, from the chapter's Colab cell (its
+    `%pip install --quiet ...` lines): where `lib` imports (Binder, `make venv`) it does
+    nothing; on Colab it installs the course as the chapter's cell does; anywhere else (a
+    downloaded notebook in a learner's own Jupyter) it prints the `%pip install` line(s) to
+    run, instead of the ModuleNotFoundError a later cell would raise."""
+    installs = [m["args"] for m in PIP_LINE.finditer(colab_cell)]
+    if not installs:
+        raise ValueError(f"the Colab cell installs nothing:\n{colab_cell}")
+    colab = "\n".join(f"        %pip install --quiet {args}" for args in installs)
+    lines = ",\n".join(f"              '%pip install {args}'" if "'" not in args
+                        else f"              {json.dumps(f'%pip install {args}')}" for args in installs)
+    return f"""# Sets up the course's code (lib/) where it is missing: on Colab it
+# installs it; in your own Jupyter it prints the line to run.
+# Binder and a local `make venv` have it already.
+import sys
+
+try:
+    import lib
+except ModuleNotFoundError:
+    if "google.colab" in sys.modules:
+{colab}
+    else:
+        print("The course's code (lib) is not installed. Run this in a cell,",
+              "then restart the kernel (Kernel > Restart) and run from the top:",
+{lines},
+              sep="\\n")"""
+
+
 def convert(name: str, edition: str, book: Book, bibliography: Bibliography, pngs: bool = True):
     """The `edition` ("reader" or "student") notebook of notebooks/<name>.ipynb (without the
     explorers' PNGs if `pngs` is false)."""
@@ -538,6 +570,7 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
             new.id = cell_id(base)
             new.outputs = clean_outputs(cell.outputs, pngs)
             if "remove-cell" in tags:      # the Colab install cell: kept, collapsed
+                new.source = setup_cell_source(cell.source)
                 others = [t for t in tags if t != "remove-cell"]
                 new.metadata.pop("tags")
                 if others:
