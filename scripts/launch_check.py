@@ -6,9 +6,11 @@ binder     A copy of the repository's files (what Binder checks out) and a fresh
            binder/postBuild from the repository's root, as repo2docker does (it reads binder/
            first); the install's time and the environment's size are printed, and a size over
            BINDER_MB fails. Then the check's own tools, ipykernel (Binder's image has it),
-           pytest and nbval, are added, and every notebooks/*.ipynb reference runs through a
-           Jupyter kernel of that environment and its outputs are compared with the stored
-           ones by nbval (pytest --nbval, configured in pyproject.toml).
+           pytest and nbval, are added, and every notebooks/reader/ notebook (what Binder's
+           buttons open) runs through a Jupyter kernel of that environment and its outputs
+           are compared with the stored ones by nbval (pytest --nbval, configured in
+           pyproject.toml). Not the references: their glue cells import myst_nb, which only
+           the book's build needs (make test runs nbval over them in .venv).
 jupyterlab Then, in that environment, the pinned JupyterLab (requirements/jupyterlab.txt, as
            Binder's image has it) serves the checkout, and Debian's Chromium (Playwright)
            opens every notebooks/reader/ and notebooks/student/ notebook through the URL a
@@ -179,10 +181,10 @@ def check_binder() -> str:
         raise CheckFailed(f"binder: the install wrote {[p.name for p in repo.glob('*.egg-info')]} "
                           "into the repository's root (pyproject.toml's egg_base)")
     log.run(python, "-m", "pip", "install", "--quiet", *pinned(BINDER_TOOLS), env=env)
-    notebooks = [f"notebooks/{p.name}" for p in REFERENCES]
+    notebooks = [f"notebooks/reader/{p.name}" for p in READERS]
     log.run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *notebooks, cwd=repo, env=env)
     return (f"binder: {installed} in a fresh {runtime}; nbval passed on {len(notebooks)} "
-            "notebooks")
+            "reader notebooks")
 
 
 def folder_mb(folder: Path) -> float:
