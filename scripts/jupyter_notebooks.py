@@ -229,11 +229,11 @@ class Book:
 
 
 class Bibliography:
-    """references.bib, read with pybtex (sphinxcontrib-bibtex's own reader)."""
+    """chapters/references.bib, read with pybtex (sphinxcontrib-bibtex's own reader)."""
 
     def __init__(self):
         from pybtex.database import parse_file
-        self.entries = parse_file(str(ROOT / "references.bib")).entries
+        self.entries = parse_file(str(ROOT / "chapters" / "references.bib")).entries
 
     def authors(self, key: str) -> str:
         entry = self.entries[key]
@@ -554,6 +554,45 @@ def number_headings(source: str, chapter: int | None, counts: list) -> tuple[str
     return "\n".join(lines), counts
 
 
+PIP_LINE = re.compile(r"^\s*%pip install --quiet (?P<args>.+)$", re.M)
+PINNED = re.compile(r"(?:^|\s)([A-Za-z0-9_.-]+)==\S+$")
+
+
+def setup_cell_source(colab_cell: str) -> str:
+    """The first code cell of a Jupyter notebook, from the chapter's Colab cell (its
+    `%pip install --quiet ...` lines): where `lib` imports and every other package the cell
+    installs by pinned name is there (Binder, `make venv`), it does nothing; on Colab it
+    installs them as the chapter's cell does; anywhere else (a downloaded notebook in a
+    learner's own Jupyter) it prints the `%pip install` line(s) to run, instead of the
+    ModuleNotFoundError a later cell would raise."""
+    installs = [m["args"] for m in PIP_LINE.finditer(colab_cell)]
+    if not installs:
+        raise ValueError(f"the Colab cell installs nothing:\n{colab_cell}")
+    others = [m[1] for args in installs[1:] if (m := PINNED.search(args))]
+    checks = "".join(f'\n    version("{name}")' for name in others)
+    imports = ("from importlib.metadata import PackageNotFoundError, version\n"
+               if others else "")
+    missing = "(ImportError, PackageNotFoundError)" if others else "ImportError"
+    colab = "\n".join(f"        %pip install --quiet {args}" for args in installs)
+    lines = ",\n".join(f"              '%pip install {args}'" if "'" not in args
+                        else f"              {json.dumps(f'%pip install {args}')}" for args in installs)
+    return f"""# Sets up the course's code (lib/) where it is missing: on Colab it
+# installs it; in your own Jupyter it prints the line to run.
+# Binder and a local `make venv` have it already.
+import sys
+{imports}
+try:
+    import lib{checks}
+except {missing}:
+    if "google.colab" in sys.modules:
+{colab}
+    else:
+        print("The course's packages are not installed here. Run this in a",
+              "cell, then restart the kernel (Kernel > Restart) and run from the top:",
+{lines},
+              sep="\\n")"""
+
+
 def convert(name: str, edition: str, book: Book, bibliography: Bibliography, pngs: bool = True):
     """The `edition` ("reader" or "student") notebook of notebooks/<name>.ipynb (without the
     explorers' PNGs if `pngs` is false)."""
@@ -593,6 +632,7 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
             new.id = cell_id(base)
             new.outputs = clean_outputs(cell.outputs, pngs)
             if "remove-cell" in tags:      # the Colab install cell: kept, collapsed
+                new.source = setup_cell_source(cell.source)
                 others = [t for t in tags if t != "remove-cell"]
                 new.metadata.pop("tags")
                 if others:

@@ -2,11 +2,16 @@
 Binder, Colab or GitHub involved; packages come from PyPI). `make launch-check` runs it:
 
 binder     A copy of the repository's files (what Binder checks out) and a fresh virtual
-           environment that installs exactly requirements.txt and runs postBuild, as
-           repo2docker does; then every notebooks/*.ipynb reference runs through a Jupyter
-           kernel of that environment and its outputs are compared with the stored ones by
-           nbval (pytest --nbval, configured in pyproject.toml).
-jupyterlab Then, in that environment, the pinned JupyterLab (requirements-jupyterlab.txt, as
+           environment that installs exactly binder/requirements.txt and runs
+           binder/postBuild from the repository's root, as repo2docker does (it reads binder/
+           first); the install's time and the environment's size are printed, and a size over
+           BINDER_MB fails. Then the check's own tools, ipykernel (Binder's image has it),
+           pytest and nbval, are added, and every notebooks/reader/ notebook (what Binder's
+           buttons open) runs through a Jupyter kernel of that environment and its outputs
+           are compared with the stored ones by nbval (pytest --nbval, configured in
+           pyproject.toml). Not the references: their glue cells import myst_nb, which only
+           the book's build needs (make test runs nbval over them in .venv).
+jupyterlab Then, in that environment, the pinned JupyterLab (requirements/jupyterlab.txt, as
            Binder's image has it) serves the checkout, and Debian's Chromium (Playwright)
            opens every notebooks/reader/ and notebooks/student/ notebook through the URL a
            Binder button uses (lab/tree/<path>), one after another. It fails on raw MyST in
@@ -20,7 +25,7 @@ jupyterlab Then, in that environment, the pinned JupyterLab (requirements-jupyte
            `--jupyterlab-open FOLDER` opens another folder of the checkout instead (e.g.
            `notebooks`, the references, to see it fail).
 colab      A fresh environment with only a Colab-like base (numpy, matplotlib, ipykernel, at
-           the versions requirements.txt pins, and a stand-in `google.colab` module imported
+           the versions requirements/book.txt pins, and a stand-in `google.colab` module imported
            at kernel start, as Colab does). Each reader notebook (what Colab's buttons open)
            runs alone in an empty folder, like an upload to Colab: its first cell installs
            the course with pip from a local git clone (the repository address of
@@ -67,7 +72,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "_build" / "launch"
-PYTHON = os.environ.get("LAUNCH_PYTHON", "python3")   # the interpreter of runtime.txt's version
+PYTHON = os.environ.get("LAUNCH_PYTHON", "python3")   # the interpreter of binder/runtime.txt's version
+BINDER = "binder"        # repo2docker reads this folder before the repository's root
+BINDER_MB = 400          # the learner's Binder environment, at most (issue 37)
+BINDER_TOOLS = ("ipykernel", "pytest", "nbval")   # Binder's kernel, and the check's nbval
 REFERENCES = sorted((ROOT / "notebooks").glob("*.ipynb"))
 READERS = sorted((ROOT / "notebooks" / "reader").glob("*.ipynb"))   # what Colab's buttons open
 COLAB_BASE = ("numpy", "matplotlib", "ipykernel")
@@ -151,7 +159,7 @@ def check_binder() -> str:
     log, work = Log("binder"), WORK / "binder"
     repo = work / "repo"
     copy_repository(repo)
-    runtime = (repo / "runtime.txt").read_text().strip()            # python-3.11
+    runtime = (repo / BINDER / "runtime.txt").read_text().strip()   # python-3.11
     env = clean_env(JUPYTER_CONFIG_DIR=work / "jupyter-config", IPYTHONDIR=work / "ipython",
                     HOME=work / "home")
     (work / "home").mkdir()
@@ -162,11 +170,27 @@ def check_binder() -> str:
         raise CheckFailed(f"binder: runtime.txt says {runtime}, the check has Python {version}")
     env["PATH"] = f"{work / 'venv' / 'bin'}{os.pathsep}{env['PATH']}"
     env["VIRTUAL_ENV"] = str(work / "venv")
-    log.run(python, "-m", "pip", "install", "--quiet", "-r", "requirements.txt", cwd=repo, env=env)
-    log.run("bash", "postBuild", cwd=repo, env=env)
-    notebooks = [f"notebooks/{p.name}" for p in REFERENCES]
+    before, started = folder_mb(work / "venv"), time.monotonic()
+    log.run(python, "-m", "pip", "install", "--quiet", "-r", f"{BINDER}/requirements.txt",
+            cwd=repo, env=env)
+    log.run("bash", f"{BINDER}/postBuild", cwd=repo, env=env)
+    seconds, size = time.monotonic() - started, folder_mb(work / "venv") - before
+    installed = f"{BINDER}/requirements.txt + postBuild in {seconds:.0f} s, {size:.0f} MB"
+    if size > BINDER_MB:
+        raise CheckFailed(f"binder: {installed}: over {BINDER_MB} MB")
+    if any(repo.glob("*.egg-info")):
+        raise CheckFailed(f"binder: the install wrote {[p.name for p in repo.glob('*.egg-info')]} "
+                          "into the repository's root (pyproject.toml's egg_base)")
+    log.run(python, "-m", "pip", "install", "--quiet", *pinned(BINDER_TOOLS), env=env)
+    notebooks = [f"notebooks/reader/{p.name}" for p in READERS]
     log.run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *notebooks, cwd=repo, env=env)
-    return f"binder: requirements.txt + postBuild in a fresh {runtime}; nbval passed on {len(notebooks)} notebooks"
+    return (f"binder: {installed} in a fresh {runtime}; nbval passed on {len(notebooks)} "
+            "reader notebooks")
+
+
+def folder_mb(folder: Path) -> float:
+    """What the files under folder take on disk, in MB (as `du -sm`)."""
+    return sum(p.lstat().st_blocks * 512 for p in folder.rglob("*")) / 2**20
 
 
 # ----------------------------------------------------------------------------- colab
@@ -174,7 +198,8 @@ COLAB_STUB = '"""Stand-in for the package Colab imports into every kernel (scrip
 
 
 def pinned(names) -> list[str]:
-    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==([^\s#]+)", (ROOT / "requirements.txt").read_text(), re.M))
+    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==([^\s#]+)", (ROOT / "requirements" / "book.txt").read_text(),
+                           re.M))
     return [f"{n}=={pins[n]}" if n in pins else n for n in names]
 
 
@@ -469,7 +494,7 @@ def check_jupyterlab(folders=None, log: Log | None = None) -> str:
         raise CheckFailed("jupyterlab: no Binder-like environment: run the binder check first")
     log = log or Log("jupyterlab")
     env = binder_env(work)
-    log.run(python, "-m", "pip", "install", "--quiet", "-r", ROOT / "requirements-jupyterlab.txt", env=env)
+    log.run(python, "-m", "pip", "install", "--quiet", "-r", ROOT / "requirements" / "jupyterlab.txt", env=env)
     settings = work / "venv" / "share" / "jupyter" / "lab" / "settings"
     settings.mkdir(parents=True, exist_ok=True)
     (settings / "overrides.json").write_text(json.dumps(LAB_OVERRIDES, indent=1))

@@ -167,7 +167,7 @@ def run(name: str, targets: list[str], default: dict) -> tuple[str, str, str, fl
         return name, "skipped", ("computes as this machine does (pytest's nbval pass "
                                  f"ran it): {seen}"), 0.0
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "--nbval", "--nbval-sanitize-with", "nbval_sanitize.cfg",
+               "--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg",
                "--nbval-current-env", "--nbval-cell-timeout", str(CELL_TIMEOUT),
                "-o", "addopts=", *targets]
     try:

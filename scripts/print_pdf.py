@@ -1,5 +1,5 @@
 """Print the book's one-page build (`jupyter-book build . --builder singlehtml`) to PDF with
-Debian's Chromium, driven by Playwright (requirements-test.txt; no browser is downloaded).
+Debian's Chromium, driven by Playwright (requirements/test.txt; no browser is downloaded).
 `make pdf` runs it for both editions:
 
     python scripts/print_pdf.py _build/singlehtml _build/pdf/attention-as-linear-algebra.pdf

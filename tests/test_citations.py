@@ -1,6 +1,6 @@
 """Every work the text names is cited, and every cited work is in the bibliography.
 
-`references_names.yml`, beside `references.bib`, lists each work of the bibliography with the
+`tests/references_names.yml`, beside `chapters/references.bib`, lists each work of the bibliography with the
 names the text calls it by. A page (a chapter's MyST notebook or a page of chapters/) whose
 prose names a work of scope "page" cites that work on the same page with `{cite}`; a work of
 scope "book" (NumPy, PyTorch: named on every page) is cited on at least one page. Prose is
@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = yaml.safe_load((ROOT / "references_names.yml").read_text(encoding="utf-8"))
-BIB_KEYS = re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "references.bib").read_text(encoding="utf-8"),
+NAMES = yaml.safe_load((ROOT / "tests" / "references_names.yml").read_text(encoding="utf-8"))
+BIB_KEYS = re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "chapters" / "references.bib").read_text(encoding="utf-8"),
                       re.M)
 PAGES = sorted((ROOT / "notebooks").glob("*.md")) + sorted((ROOT / "chapters").rglob("*.md"))
 CITE = re.compile(r"\{cite(?::[\w-]+)?\}`([^`]*)`")

