@@ -117,12 +117,11 @@ def html_visitors_for_singlehtml(app: Sphinx, config) -> None:
 
 def setup(app: Sphinx):
     # The PDF's one-page build (`singlehtml`) needs the HTML visitors of every node an
-    # extension registers for `html` only (sphinx.ext.graphviz's build picture, myst-nb's
-    # folded cells, sphinx-design's dropdowns): Sphinx gives a `singlehtml` translator the
+    # extension registers for `html` only (myst-nb's folded cells, sphinx-design's
+    # dropdowns): Sphinx gives a `singlehtml` translator the
     # `html` visitors only when no extension registered any for `singlehtml` by name, and
     # sphinx-exercise does, so the one-page build stopped at "unknown node type:
     # HideCodeCellNode" once the chapters folded their checks.
-    app.setup_extension("sphinx.ext.graphviz")
     app.connect("config-inited", html_visitors_for_singlehtml)
     # By config-inited every extension's setup() has run, sphinx-thebe's included.
     app.connect("config-inited", disable_thebe)
