@@ -40,13 +40,28 @@ import numbers
 import numpy as np
 
 from lib.fast_attention import (FAST_PATH_MIN_SCORES, _add_minus_inf, _copy_minus_inf, _plan,
-                                 fast_attention)
+                                 _scores, fast_attention)
 
 __all__ = ["softmax", "causal_mask", "padding_mask", "scaled_dot_product_attention",
            "multi_head_attention", "memory_efficient_attention"]
 
 
-# ----------------------------------------------------------------------------- dtypes
+# -------------------------------------------------------------- dtypes and scalars
+_MAX_SIZE = int(np.iinfo(np.intp).max)  # the largest length NumPy can index
+
+
+def _show(x):
+    """``repr(x)`` for an error message, short even for a Python int of any size."""
+    if isinstance(x, numbers.Integral) and not -10**30 < x < 10**30:
+        bits = int(x).bit_length()
+        return f"{'a negative' if x < 0 else 'an'} integer of {bits} bits (|n| >= 2**{bits - 1})"
+    try:
+        text = repr(x)
+    except ValueError:  # e.g. a Fraction whose numerator has more digits than int -> str allows
+        return f"a {type(x).__name__} too large to print"
+    return text if len(text) <= 60 else text[:40] + "..." + text[-10:]
+
+
 def _floating_input(x, name):
     """Return ``x`` as an array whose dtype the kernel accepts (ints become float64).
 
@@ -70,6 +85,27 @@ def _compute_dtype(dtype):
 
 
 # ---------------------------------------------------------------------------- softmax
+def _check_axis(axis, shape):
+    """``axis`` as a tuple of distinct axes of an array of this shape, or the kernel's error."""
+    if len(shape) == 0:
+        raise np.exceptions.AxisError(
+            "softmax normalises along an axis, but x is 0-d (shape ()): give an array with "
+            "at least one axis, e.g. np.atleast_1d(x)")
+    if axis is None:
+        return tuple(range(len(shape)))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    for a in axes:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
+            raise TypeError(f"axis must be an integer or a tuple of integers, got {_show(axis)}")
+        if not -len(shape) <= a < len(shape):
+            raise np.exceptions.AxisError(
+                f"axis {_show(a)} is out of range for x with shape {shape}")
+    axes = tuple(int(a) % len(shape) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"axis {axis!r} names an axis twice")
+    return axes
+
+
 def softmax(x, axis=-1, where=None):
     r"""Numerically stable softmax along one axis, with an optional boolean mask.
 
@@ -151,6 +187,7 @@ def softmax(x, axis=-1, where=None):
     array([0., 0.])
     """
     x = _floating_input(x, "x")
+    axis = _check_axis(axis, x.shape)
     out_dtype = x.dtype
     work = x.astype(_compute_dtype(x.dtype), copy=False)  # never written to below
     if where is not None:
@@ -180,9 +217,18 @@ def softmax(x, axis=-1, where=None):
 
 # ------------------------------------------------------------------------------ masks
 def _check_size(n, name):
+    """``n`` as a Python int: a nonnegative integer that NumPy can index, or ValueError."""
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n < 0:
-        raise ValueError(f"{name} must be a nonnegative integer, got {n!r}")
+        raise ValueError(f"{name} must be a nonnegative integer, got {_show(n)}")
+    if n > _MAX_SIZE:
+        raise ValueError(f"{name} = {_show(n)} is more than NumPy can index ({_MAX_SIZE})")
     return int(n)
+
+
+def _check_mask_size(shape):
+    if shape[0] * shape[1] > _MAX_SIZE:
+        raise ValueError(f"a mask of shape {shape} has more entries than NumPy can index "
+                         f"({_MAX_SIZE})")
 
 
 def causal_mask(L, S=None):
@@ -225,6 +271,7 @@ def causal_mask(L, S=None):
     """
     L = _check_size(L, "L")
     S = L if S is None else _check_size(S, "S")
+    _check_mask_size((L, S))
     return np.tri(L, S, dtype=bool)  # (L, S)
 
 
@@ -269,12 +316,22 @@ def padding_mask(lengths, S):
     """
     S = _check_size(S, "S")
     lengths = np.asarray(lengths)
-    if lengths.dtype.kind not in "iu":
+    if lengths.size == 0 and lengths.dtype.kind == "f":
+        lengths = lengths.astype(np.intp)  # NumPy makes an empty list float64: no sequences
+    huge = lengths.dtype == object and all(  # Python ints beyond int64 and uint64
+        isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_))
+        for n in lengths.flat)
+    if lengths.dtype.kind not in "iu" and not huge:
         raise TypeError(f"lengths must be integers, got dtype {lengths.dtype}")
     if lengths.ndim != 1:
         raise ValueError(f"lengths must have shape (N,), got shape {lengths.shape}")
-    if np.any(lengths < 0) or np.any(lengths > S):
-        raise ValueError(f"every length must lie in [0, S={S}], got {lengths.tolist()}")
+    outside = [n for n in lengths.tolist() if not 0 <= n <= S] if huge else (
+        lengths[(lengths < 0) | (lengths > S)].tolist())
+    if outside:
+        raise ValueError(f"every length must lie in [0, S={S}], got "
+                         f"{', '.join(_show(n) for n in outside[:5])}"
+                         f"{', ...' if len(outside) > 5 else ''} (N = {lengths.shape[0]})")
+    _check_mask_size((lengths.shape[0], S))
     return np.arange(S) < lengths[:, None]  # (N, S)
 
 
@@ -340,17 +397,23 @@ def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
             raise ValueError(f"E = 0 (query shape {query.shape}): give scale explicitly")
         scale = 1.0 / np.sqrt(E)
     elif isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
-        raise TypeError(f"scale must be a real number, got {scale!r}")
-    elif not np.isfinite(scale):
+        raise TypeError(f"scale must be a real number (an int, float, Fraction or NumPy "
+                        f"scalar), got {_show(scale)} of type {type(scale).__name__}")
+    elif scale != scale or (isinstance(scale, (float, np.floating)) and np.isinf(scale)):
         raise ValueError(f"scale must be finite, got {scale!r}")
-    # Validated in the dtype it is used in: 1e39 is inf in float32, 1e-46 is 0.
-    with np.errstate(over="ignore", under="ignore"):
-        cast = dtype.type(scale)  # a float64 scalar would upcast float32 work under NumPy 2
+    # Validated in the dtype it is used in: 1e39 is inf in float32, 1e-46 is 0, and an int
+    # or a Fraction may be beyond every float (10**400: OverflowError from the conversion).
+    try:
+        with np.errstate(over="ignore", under="ignore"):
+            cast = dtype.type(scale)  # a float64 scalar would upcast float32 work under NumPy 2
+    except (OverflowError, ValueError):  # ValueError: too many digits for longdouble's parser
+        cast = dtype.type(np.inf if scale > 0 else -np.inf)
     if not np.isfinite(cast) or (cast == 0 and scale != 0):
         raise ValueError(
-            f"scale = {scale!r} is {cast} in {dtype}, the dtype the inputs are computed in "
-            f"(query {query.dtype}, key {key.dtype}, value {value.dtype}); give a scale "
-            f"that is finite and nonzero in {dtype}"
+            f"scale = {_show(scale)} is {cast} in {dtype}, the dtype the inputs are computed "
+            f"in (query {query.dtype}, key "
+            f"{key.dtype}, value {value.dtype}); give a scale that is finite and nonzero in "
+            f"{dtype}"
         )
     scale = cast
 
@@ -491,7 +554,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     if attn_mask is not None and attn_mask.dtype == np.bool_:
         zero, minus_inf = query.dtype.type(0), query.dtype.type(-np.inf)  # not float64
         attn_mask = np.where(attn_mask, zero, minus_inf)  # (..., L, S): the additive mask 0 / -inf
-    scores = (query * scale) @ np.swapaxes(key, -1, -2)  # (..., L, S); scaled as the fast path does
+    key_t = np.swapaxes(key, -1, -2)  # (..., E, S), a view
+    if abs(scale) <= 1:  # query @ key.T * scale, the scale where it cannot overflow (Notes)
+        scores = (query * scale) @ key_t  # (..., L, S)
+    else:
+        scores = (query @ key_t) * scale  # (..., L, S)
     if attn_mask is not None:
         with np.errstate(invalid="ignore"):  # +inf + -inf = NaN: bad input stays visible
             scores = scores + attn_mask.astype(scores.dtype, copy=False)  # (..., L, S)
@@ -654,8 +721,10 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
     value = _floating_input(value, "value")
     dtype = _compute_dtype(np.result_type(query.dtype, key.dtype, value.dtype))
     if (isinstance(num_heads, (bool, np.bool_)) or not isinstance(num_heads, numbers.Integral)
-            or num_heads < 1):
-        raise ValueError(f"num_heads must be a positive integer, got {num_heads!r}")
+            or not 1 <= num_heads <= _MAX_SIZE):
+        raise ValueError(f"num_heads must be a positive integer that NumPy can index, got "
+                         f"{_show(num_heads)}")
+    num_heads = int(num_heads)
     for name, x in (("query", query), ("key", key), ("value", value)):
         if x.ndim < 2:
             raise ValueError(f"{name} must have at least 2 axes, got shape {x.shape}")
@@ -824,7 +893,7 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
         block_size = 512
     elif (isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, numbers.Integral)
           or block_size < 1):
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+        raise ValueError(f"block_size must be a positive integer, got {_show(block_size)}")
     block_size = int(block_size)
     batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     L, S, Ev = query.shape[-2], key.shape[-2], value.shape[-1]
@@ -843,7 +912,7 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     for i0 in range(0, L, q_block):
         rows = slice(i0, min(i0 + q_block, L))
         lq = rows.stop - rows.start
-        q = np.broadcast_to(query[..., rows, :], batch + (lq, query.shape[-1])) * scale  # (..., lq, E)
+        q = np.broadcast_to(query[..., rows, :], batch + (lq, query.shape[-1]))  # (..., lq, E)
         m = np.full(batch + (lq,), -np.inf, dtype=query.dtype)  # running max
         ell = np.zeros(batch + (lq,), dtype=query.dtype)  # running sum of exp
         acc = np.zeros(batch + (lq, Ev), dtype=query.dtype)  # running unnormalised output
@@ -852,7 +921,7 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
             mask = _mask_block(attn_mask, is_causal, rows, cols, skip=not plan.careful)
             if mask is False:
                 continue  # nothing here may be attended to
-            s = q @ np.swapaxes(key[..., cols, :], -1, -2)  # (..., lq, bk), a new array
+            s = _scores(q, np.swapaxes(key[..., cols, :], -1, -2), scale)  # (..., lq, bk), new
             if mask is not None and mask.dtype == np.bool_:  # as the additive mask 0 / -inf
                 put_minus_inf(s, ~mask)  # in place, as every step below
             elif mask is not None:
