@@ -114,11 +114,14 @@ def softmax(x, axis=-1, where=None):
 
     Parameters
     ----------
-    x : array_like, shape (...)
+    x : array_like, shape (...) with at least one axis
         Logits. Floating dtypes are preserved (float16 is computed in float32 and
-        returned as float16); integer input is converted to float64.
-    axis : int or tuple of int, default -1
-        Axis (or axes) to normalise over; for attention this is the key axis S.
+        returned as float16); integer input is converted to float64. A 0-d array (or a
+        bare number) has no axis to normalise over and is refused.
+    axis : int, tuple of int or None, default -1
+        Axis (or axes) to normalise over; for attention this is the key axis S. Any
+        integer type (Python or NumPy, not bool), negative counting from the end;
+        None normalises over all axes.
     where : array_like of bool, optional
         Broadcastable to ``x.shape``; True marks the entries that take part.
         Entries outside ``where`` get weight exactly 0, whatever their value in ``x``
@@ -134,11 +137,13 @@ def softmax(x, axis=-1, where=None):
     Raises
     ------
     TypeError
-        If ``x`` is boolean, complex, string or object, or ``where`` is not boolean.
+        If ``x`` is boolean, complex, string or object, ``where`` is not boolean, or
+        ``axis`` is not an integer, a tuple of integers or None.
     ValueError
-        If ``where`` does not broadcast to the shape of ``x``.
+        If ``where`` does not broadcast to the shape of ``x``, or ``axis`` names an
+        axis twice.
     numpy.exceptions.AxisError
-        If ``axis`` is out of range (a subclass of ValueError).
+        If ``axis`` is out of range for ``x``, or ``x`` is 0-d (a subclass of ValueError).
 
     Notes
     -----
@@ -237,9 +242,10 @@ def causal_mask(L, S=None):
     Parameters
     ----------
     L : int
-        Number of queries (rows), ``L >= 0``.
+        Number of queries (rows), ``L >= 0``: a Python int or a NumPy integer (not bool,
+        not a float such as ``3.0``).
     S : int, optional
-        Number of keys (columns); defaults to ``L``.
+        Number of keys (columns), the same kinds of integer; defaults to ``L``.
 
     Returns
     -------
@@ -251,7 +257,8 @@ def causal_mask(L, S=None):
     Raises
     ------
     ValueError
-        If ``L`` or ``S`` is not a nonnegative integer.
+        If ``L`` or ``S`` is not a nonnegative integer, or the mask would have more
+        entries than NumPy can index (``np.iinfo(np.intp).max``).
 
     References
     ----------
@@ -275,6 +282,47 @@ def causal_mask(L, S=None):
     return np.tri(L, S, dtype=bool)  # (L, S)
 
 
+def _is_integer(n):
+    return isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_))
+
+
+def _check_lengths(lengths, S):
+    """``lengths`` as an integer array of shape (N,) with entries in [0, S], or the
+    kernel's error. A list is read exactly: NumPy would turn [2**63, 1] into floats,
+    [10**20] into objects and [] into float64."""
+    if not isinstance(lengths, np.ndarray):
+        try:
+            items = np.array(lengths, dtype=object)  # Python ints of any size stay exact
+        except ValueError:  # ragged nesting
+            items = None
+        if items is not None and (items.size == 0 or all(map(_is_integer, items.flat))):
+            outside = [n for n in items.flat if not 0 <= n <= S]  # exact comparisons
+            lengths = np.zeros(items.shape, np.intp) if outside else items.astype(np.intp)
+        else:
+            outside = []
+            try:
+                lengths = np.asarray(lengths)
+            except ValueError:
+                raise ValueError(f"lengths must have shape (N,), got a ragged "
+                                 f"{type(lengths).__name__}") from None
+    elif lengths.size == 0 and lengths.dtype.kind == "f":
+        outside, lengths = None, lengths.astype(np.intp)  # np.array([]): no sequences
+    else:
+        outside = None
+    if lengths.dtype.kind not in "iu":
+        raise TypeError(f"lengths must be integers, got dtype {lengths.dtype}")
+    if lengths.ndim != 1:
+        raise ValueError(f"lengths must have shape (N,), got shape {lengths.shape}")
+    if not outside:
+        outside = lengths[(lengths < 0) | (lengths > S)].tolist()
+    if outside:
+        raise ValueError(f"every length must lie in [0, S={S}], got "
+                         f"{', '.join(_show(n) for n in outside[:5])}"
+                         f"{', ...' if len(outside) > 5 else ''} (N = {lengths.shape[0]})")
+    _check_mask_size((lengths.shape[0], S))
+    return lengths
+
+
 def padding_mask(lengths, S):
     """Boolean key-padding mask: position ``j`` of sequence ``n`` is real when ``j < lengths[n]``.
 
@@ -282,9 +330,10 @@ def padding_mask(lengths, S):
     ----------
     lengths : array_like of int, shape (N,)
         True length of each of ``N`` sequences padded to ``S`` positions;
-        ``0 <= lengths[n] <= S``.
+        ``0 <= lengths[n] <= S``. Integers of any kind (Python ints of any size, NumPy
+        integers); an empty list gives N = 0.
     S : int
-        Padded length (number of key positions).
+        Padded length (number of key positions): a Python int or a NumPy integer.
 
     Returns
     -------
@@ -296,10 +345,11 @@ def padding_mask(lengths, S):
     Raises
     ------
     TypeError
-        If ``lengths`` is not an integer array.
+        If ``lengths`` holds anything but integers (floats such as ``2.0``, booleans).
     ValueError
-        If ``lengths`` is not one-dimensional, a length lies outside ``[0, S]``, or
-        ``S`` is not a nonnegative integer.
+        If ``lengths`` is not one-dimensional, a length lies outside ``[0, S]`` (the
+        message names it), ``S`` is not a nonnegative integer, or the mask would have
+        more entries than NumPy can index.
 
     References
     ----------
@@ -313,25 +363,11 @@ def padding_mask(lengths, S):
     >>> padding_mask([3, 1], 4).astype(int)
     array([[1, 1, 1, 0],
            [1, 0, 0, 0]])
+    >>> padding_mask([], 4).shape                 # no sequences
+    (0, 4)
     """
     S = _check_size(S, "S")
-    lengths = np.asarray(lengths)
-    if lengths.size == 0 and lengths.dtype.kind == "f":
-        lengths = lengths.astype(np.intp)  # NumPy makes an empty list float64: no sequences
-    huge = lengths.dtype == object and all(  # Python ints beyond int64 and uint64
-        isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_))
-        for n in lengths.flat)
-    if lengths.dtype.kind not in "iu" and not huge:
-        raise TypeError(f"lengths must be integers, got dtype {lengths.dtype}")
-    if lengths.ndim != 1:
-        raise ValueError(f"lengths must have shape (N,), got shape {lengths.shape}")
-    outside = [n for n in lengths.tolist() if not 0 <= n <= S] if huge else (
-        lengths[(lengths < 0) | (lengths > S)].tolist())
-    if outside:
-        raise ValueError(f"every length must lie in [0, S={S}], got "
-                         f"{', '.join(_show(n) for n in outside[:5])}"
-                         f"{', ...' if len(outside) > 5 else ''} (N = {lengths.shape[0]})")
-    _check_mask_size((lengths.shape[0], S))
+    lengths = _check_lengths(lengths, S)  # (N,), integers in [0, S]
     return np.arange(S) < lengths[:, None]  # (N, S)
 
 
@@ -445,8 +481,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     is_causal : bool, default False
         If True, query ``i`` attends keys ``j <= i`` only (``causal_mask(L, S)``,
         top-left aligned as in PyTorch). Cannot be combined with ``attn_mask``.
-    scale : float, optional
-        Factor applied to ``query @ key.T``; defaults to ``1 / sqrt(E)``.
+    scale : real number, optional
+        Factor applied to ``query @ key.T``; defaults to ``1 / sqrt(E)``. Any real
+        number type: a Python int (of any size) or float, a ``fractions.Fraction``, a
+        NumPy integer or floating scalar (not bool). It is converted to the compute
+        dtype, where it must be finite, and nonzero unless it is exactly 0. Applied
+        where it cannot overflow (Notes, *Order of operations*).
     return_weights : bool, default False
         Also return the attention weights.
 
@@ -471,12 +511,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
         If an input has fewer than 2 axes; query and key differ in E; key and value
         differ in S; the leading axes do not broadcast; ``attn_mask`` does not
         broadcast to (..., L, S); both ``attn_mask`` and ``is_causal`` are given;
-        ``scale`` is not finite, or is infinite or 0 once cast to the compute dtype
-        (``1e39`` or ``1e-46`` for float32 inputs; an explicit 0 is allowed); or E = 0
-        with no ``scale``. The message names the shapes or dtypes involved.
+        ``scale`` is NaN or infinite, or is infinite or 0 once converted to the compute
+        dtype (``1e39`` or ``1e-46`` for float32 inputs, ``10**400`` or
+        ``Fraction(1, 10**400)`` for float32 and float64; an explicit 0 is allowed); or
+        E = 0 with no ``scale``. The message names the shapes or dtypes involved.
     TypeError
         If an input is complex, boolean, string or object; ``attn_mask`` is neither
-        boolean nor floating; or ``scale`` is not a real number.
+        boolean nor floating; or ``scale`` is not a real number (a bool, a complex, a
+        string, an array).
 
     Notes
     -----
@@ -492,6 +534,34 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     variance :math:`E[q^2]E[k^2] - 1 = 3`, so a scaled score has variance about 3 (and
     mean :math:`\sqrt{E}`). The softmax is the stable one of :func:`softmax` (see its
     Notes).
+
+    *Order of operations.* The scores are ``query @ key.T * scale``; in floating
+    point the order of the two steps matters where one of them would leave the range
+    of the dtype, so every path applies the scale where it cannot overflow. With
+    ``|scale| <= 1`` (the default ``1 / sqrt(E)`` among them) the query is scaled
+    first, ``(query * scale) @ key.T``: scaling down cannot overflow, whereas
+    ``query @ key.T`` could pass the largest float where the scaled score does not.
+    With ``|scale| > 1`` the product comes first, ``(query @ key.T) * scale``: there
+    ``query * scale`` could overflow where the score does not (float64 queries of
+    1e300 and keys of 1e-20 with scale 1e10 give scores near 1e290; float32 queries of
+    1e37 with scale 100 likewise). Either way a score overflows only where its exact
+    value, or an exact partial sum of its E products, lies beyond the largest float:
+    the range of the formula itself. (An entry of ``query * scale``, or a product
+    :math:`q_e k_e`, that falls below the smallest normal number keeps fewer digits, as
+    in any order; that moves a score by at most :math:`E \tau \max |k_{je}| / 2`, or
+    :math:`E \tau\,|\text{scale}| / 2`, which is below :math:`4 E \varepsilon` for
+    every finite key and scale, with :math:`\tau` and :math:`\varepsilon` as below.)
+    PyTorch's CPU backends differ: its math backend (which 3-axis inputs take)
+    multiplies both query and key by :math:`\sqrt{\text{scale}}` before the product
+    [3]_, its flash kernel (4-axis inputs) scales the product [4]_. Within their
+    ranges all give the formula's value to rounding; ``tests/test_edge_cases.py``
+    compares this kernel with PyTorch at these magnitudes.
+
+    *Threads.* The function may be called from any number of threads at once. Calls
+    that take the fast path share one pool of helper threads, started once, and while
+    any of them runs NumPy's BLAS is limited to one thread, process-wide; the limit
+    found when the first of overlapping calls began is restored when the last one
+    ends (``lib/fast_attention.py`` says how, and what it costs).
 
     *Non-finite input: one rule.* The kernel hides no NaN or infinity: it returns
     what the formula gives in IEEE arithmetic, with a boolean mask (and
@@ -524,6 +594,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     ----------
     .. [1] A. Vaswani et al., "Attention is all you need", NeurIPS 2017, Sec. 3.2.1.
     .. [2] PyTorch documentation, ``torch.nn.functional.scaled_dot_product_attention``.
+    .. [3] PyTorch source, ``aten/src/ATen/native/transformers/attention.cpp``,
+           ``_scaled_dot_product_attention_math`` ("Scale q, k before matmul for
+           stability"). https://github.com/pytorch/pytorch
+    .. [4] PyTorch source, ``aten/src/ATen/native/cpu/FlashAttentionKernel.cpp``,
+           ``_scale_attn_mask_fusion_kernel`` (``out = val * a + b``: the scale times
+           the product, plus the mask). https://github.com/pytorch/pytorch
 
     Examples
     --------
@@ -644,7 +720,7 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
     key : array_like, shape (..., S, Dk)
     value : array_like, shape (..., S, Dv)
     num_heads : int
-        H, which must divide both E and Ev.
+        H, which must divide both E and Ev: a Python int or a NumPy integer (not bool).
     w_q, w_k : array_like, shapes (Dq, E) and (Dk, E)
         Projections, applied on the right as in the book (``Q = query @ w_q``).
         PyTorch stores the transposes: ``in_proj_weight`` rows are ``w_q.T``.
@@ -669,8 +745,9 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
         when the query has a batch axis N = H: give a batched per-head mask as
         (N, H, L, S) or (N * H, L, S).
     is_causal : bool, default False
-    scale : float, optional
-        Defaults to ``1 / sqrt(E / H)``, the head size, as in PyTorch.
+    scale : real number, optional
+        Defaults to ``1 / sqrt(E / H)``, the head size, as in PyTorch. Any real number
+        type, as in :func:`scaled_dot_product_attention`.
     return_weights : bool, default False
         Also return every head's attention weights.
 
@@ -695,9 +772,12 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
     -----
     Splitting into heads is a reshape: the E columns of ``query @ w_q`` are cut into
     H consecutive blocks of ``d = E / H``, and each head attends with its own block.
-    Each head's output lies in the convex hull of its own value rows; concatenating
-    the heads and multiplying by ``w_o`` mixes H such points, which is how several
-    heads reach outputs that one head cannot.
+    Each head's output row lies in the convex hull of its own (projected) value rows,
+    except the row of a query that may attend to no key (a fully masked row, or
+    S = 0), which is zero, as in :func:`scaled_dot_product_attention`, and a row that
+    NaN or infinity reaches (its Notes give the rule). Concatenating the heads and
+    multiplying by ``w_o`` mixes H such points, which is how several heads reach
+    outputs that one head cannot.
 
     References
     ----------
@@ -815,15 +895,17 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
         Boolean (True = may attend) or floating (added to the scaled scores).
     is_causal : bool, default False
         Query ``i`` attends keys ``j <= i``; key blocks wholly in the future are skipped.
-    scale : float, optional
-        Defaults to ``1 / sqrt(E)``.
+    scale : real number, optional
+        Defaults to ``1 / sqrt(E)``; any real number type, applied as in
+        :func:`scaled_dot_product_attention` (Notes, *Order of operations*).
     block_size : int, optional
         Number of keys per block (default 512). Queries are processed in blocks of
         ``max(block_size, MEMORY_EFFICIENT_MIN_QUERY_ROWS)`` rows (256), so the extra memory is
         O(block_size * (block_size + E + Ev)) per batch element, independent of L and S
         (a float mask of another dtype is cast tile by tile, not copied). One exception:
         values so large that ``S * max|value|`` could overflow are first multiplied by a
-        power of 2 (exact), a copy of ``value``.
+        power of 2 (exact), a copy of ``value``. A Python int (of any size) or a NumPy
+        integer, not bool.
     return_lse : bool, default False
         Also return the log-sum-exp of each row of the scaled, masked scores.
 
