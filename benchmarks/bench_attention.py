@@ -25,7 +25,7 @@ restoring the BLAS limit.
 
 ``--against OLD/fast_attention.py`` times, instead, an older copy of the fast path
 against the current one (e.g. ``git show REV:lib/fast_attention.py > /tmp/old.py``),
-interleaved, on the grid and on causal and boolean-mask cases, and reports the minimum
+interleaved, on the grid and on causal, boolean-mask and scale > 1 cases, and reports the minimum
 and the median wall time of each, the minimum CPU time of the process (all threads: less
 sensitive to other programs on a busy machine), and the ratios new/old: the cost of a
 change, measured in one run.
@@ -341,10 +341,12 @@ def against(path, grid, repeats):
     rows = []
     for dtype in (np.float32, np.float64):
         H0, n0 = grid[min(1, len(grid) - 1)]
-        for H, n, kind in [(H, n, "none") for H, n in grid] + [(H0, n0, "causal"), (H0, n0, "bool")]:
+        for H, n, kind in [(H, n, "none") for H, n in grid] + [(H0, n0, "causal"), (H0, n0, "bool"),
+                                                                (H0, n0, "scale>1")]:
             q, k, v = inputs(H, n, dtype)
             mask = np.random.default_rng(1).random((n, n)) < 0.8 if kind == "bool" else None
-            args = (q, k, v, mask, kind == "causal", dtype(1 / np.sqrt(E)))
+            scale = 1.5 if kind == "scale>1" else 1 / np.sqrt(E)  # > 1: the product is scaled
+            args = (q, k, v, mask, kind == "causal", dtype(scale))
             fns = {"old": lambda: old.fast_attention(*args), "new": lambda: current.fast_attention(*args)}
             wall, cpu = {name: [] for name in fns}, {name: [] for name in fns}
             same = bool(np.array_equal(fns["old"](), fns["new"]()))  # also the warm-up
@@ -362,7 +364,7 @@ def against(path, grid, repeats):
             for stat in ("min", "median", "cpu_min"):
                 row[f"new/old {stat}"] = row[f"new_{stat}_ms"] / row[f"old_{stat}_ms"]
             rows.append(row)
-            print(f"{row['dtype']:8} {H:>2} {n:>5} {kind:>6} wall min old {row['old_min_ms']:7.2f} "
+            print(f"{row['dtype']:8} {H:>2} {n:>5} {kind:>7} wall min old {row['old_min_ms']:7.2f} "
                   f"new {row['new_min_ms']:7.2f} ratio {row['new/old min']:.3f}; median ratio "
                   f"{row['new/old median']:.3f}; CPU min old {row['old_cpu_min_ms']:7.2f} new "
                   f"{row['new_cpu_min_ms']:7.2f} ratio {row['new/old cpu_min']:.3f}; "

@@ -40,7 +40,7 @@ import numbers
 import numpy as np
 
 from lib.fast_attention import (FAST_PATH_MIN_SCORES, _add_minus_inf, _copy_minus_inf, _plan,
-                                 _scores, fast_attention)
+                                 fast_attention)
 
 __all__ = ["softmax", "causal_mask", "padding_mask", "scaled_dot_product_attention",
            "multi_head_attention", "memory_efficient_attention"]
@@ -288,39 +288,33 @@ def _is_integer(n):
 
 def _check_lengths(lengths, S):
     """``lengths`` as an integer array of shape (N,) with entries in [0, S], or the
-    kernel's error. A list is read exactly: NumPy would turn [2**63, 1] into floats,
-    [10**20] into objects and [] into float64."""
+    kernel's error. Read exactly: NumPy turns the list [2**63, 1] into floats, [10**20]
+    into objects and [] into float64."""
     if not isinstance(lengths, np.ndarray):
         try:
-            items = np.array(lengths, dtype=object)  # Python ints of any size stay exact
-        except ValueError:  # ragged nesting
-            items = None
-        if items is not None and (items.size == 0 or all(map(_is_integer, items.flat))):
-            outside = [n for n in items.flat if not 0 <= n <= S]  # exact comparisons
-            lengths = np.zeros(items.shape, np.intp) if outside else items.astype(np.intp)
-        else:
-            outside = []
-            try:
-                lengths = np.asarray(lengths)
-            except ValueError:
-                raise ValueError(f"lengths must have shape (N,), got a ragged "
-                                 f"{type(lengths).__name__}") from None
-    elif lengths.size == 0 and lengths.dtype.kind == "f":
-        outside, lengths = None, lengths.astype(np.intp)  # np.array([]): no sequences
-    else:
-        outside = None
-    if lengths.dtype.kind not in "iu":
+            as_array = np.asarray(lengths)
+        except ValueError:  # ragged nesting: reported below, element by element
+            as_array = None
+        lengths = as_array if as_array is not None and as_array.dtype.kind in "iu" else (
+            np.array(lengths, dtype=object))  # Python ints of any size stay exact
+    if lengths.size == 0 and lengths.dtype.kind in "fO":
+        lengths = lengths.astype(np.intp)  # [] or np.array([]): no sequences
+    if lengths.dtype == object:
+        odd = next((n for n in lengths.flat if not _is_integer(n)), None)
+        if odd is not None:
+            raise TypeError(f"lengths must be integers, got {_show(odd)} of type "
+                            f"{type(odd).__name__}")
+    elif lengths.dtype.kind not in "iu":
         raise TypeError(f"lengths must be integers, got dtype {lengths.dtype}")
     if lengths.ndim != 1:
         raise ValueError(f"lengths must have shape (N,), got shape {lengths.shape}")
-    if not outside:
-        outside = lengths[(lengths < 0) | (lengths > S)].tolist()
+    outside = [n for n in lengths.tolist() if not 0 <= n <= S]  # exact, for ints of any size
     if outside:
         raise ValueError(f"every length must lie in [0, S={S}], got "
                          f"{', '.join(_show(n) for n in outside[:5])}"
                          f"{', ...' if len(outside) > 5 else ''} (N = {lengths.shape[0]})")
     _check_mask_size((lengths.shape[0], S))
-    return lengths
+    return lengths.astype(np.intp, copy=False)
 
 
 def padding_mask(lengths, S):
@@ -447,9 +441,8 @@ def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
     if not np.isfinite(cast) or (cast == 0 and scale != 0):
         raise ValueError(
             f"scale = {_show(scale)} is {cast} in {dtype}, the dtype the inputs are computed "
-            f"in (query {query.dtype}, key "
-            f"{key.dtype}, value {value.dtype}); give a scale that is finite and nonzero in "
-            f"{dtype}"
+            f"in (query {query.dtype}, key {key.dtype}, value {value.dtype}); give a scale "
+            f"that is finite and nonzero in {dtype}"
         )
     scale = cast
 
@@ -985,6 +978,7 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     # Skip future tiles only if no NaN or inf can be in them; a power of 2 (exact) scales
     # value down when S * max|value| could overflow the accumulator (see fast_attention).
     plan = _plan(query, key, value, attn_mask, scale, allow_no_shift=False)
+    scale_first = abs(scale) <= 1  # the scale where it cannot overflow, as _scores applies it
     put_minus_inf = _add_minus_inf if plan.careful else _copy_minus_inf  # NaN stays NaN
     if plan.value_scale != 1:
         value = value * plan.value_scale  # (..., S, Ev), a copy only for such huge values
@@ -995,6 +989,8 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
         rows = slice(i0, min(i0 + q_block, L))
         lq = rows.stop - rows.start
         q = np.broadcast_to(query[..., rows, :], batch + (lq, query.shape[-1]))  # (..., lq, E)
+        if scale_first:
+            q = q * scale  # (..., lq, E), once per block of queries
         m = np.full(batch + (lq,), -np.inf, dtype=query.dtype)  # running max
         ell = np.zeros(batch + (lq,), dtype=query.dtype)  # running sum of exp
         acc = np.zeros(batch + (lq, Ev), dtype=query.dtype)  # running unnormalised output
@@ -1003,7 +999,9 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
             mask = _mask_block(attn_mask, is_causal, rows, cols, skip=not plan.careful)
             if mask is False:
                 continue  # nothing here may be attended to
-            s = _scores(q, np.swapaxes(key[..., cols, :], -1, -2), scale)  # (..., lq, bk), new
+            s = q @ np.swapaxes(key[..., cols, :], -1, -2)  # (..., lq, bk), a new array
+            if not scale_first:
+                s *= scale  # the product first: query * scale could overflow
             if mask is not None and mask.dtype == np.bool_:  # as the additive mask 0 / -inf
                 put_minus_inf(s, ~mask)  # in place, as every step below
             elif mask is not None:

@@ -11,7 +11,8 @@ within the bound stated there, and ``tests/test_attention.py`` and
 ``tests/test_edge_cases.py`` check the two against each other. What makes it faster:
 
 - query blocks run on a pool of threads (NumPy releases the GIL inside BLAS and ufuncs),
-  the calling thread being one of the workers, with one BLAS thread each;
+  the calling thread being one of the workers, with one BLAS thread each (*Threads*,
+  below);
 - every elementwise pass works in place on one block of scores;
 - the row sums come out of the second matrix product (a column of ones appended to V);
 - causal attention skips the keys after each block's last query, unless a score or a
@@ -23,10 +24,30 @@ within the bound stated there, and ``tests/test_attention.py`` and
   path's (normalised weights times values) do not, ``value`` is multiplied by a power of
   2 (exact), decided once per call from ``max |value|`` and the score bound (``_plan``).
 
-The limit of one BLAS thread is process-wide while a call runs (threadpoolctl): BLAS
-calls that other threads make meanwhile also get one thread. The pool is started on
-first use and forgotten in a child made by ``fork`` (whose copy of the parent has no
-helper threads). Timings, a pass-by-pass profile, and what was tried: benchmarks/README.md.
+*Threads.* :func:`fast_attention` may be called from any number of threads at once, and
+what a caller gets is:
+
+- its own result, the same bit for bit as if the call ran alone: concurrent calls share
+  the pool but no data, and every block runs on one BLAS thread whichever worker takes it;
+- one pool of helper threads, started by the first call under a lock, exactly once
+  however many callers arrive together, and forgotten in a child made by ``fork`` (whose
+  copy of the parent has no helper threads);
+- while any call runs, BLAS limited to one thread, process-wide (threadpoolctl), so BLAS
+  calls that other threads make meanwhile also get one thread. The first of overlapping
+  calls sets the limit, the others count themselves in, and the last one out restores
+  the limit that the first found: calls that overlap in any order leave the limit as it
+  was before them. (A call does not nest the limit per call, as ``with
+  threadpool_limits(1)`` in each would: two calls that end in the order they began
+  would then leave 1 for good. A child forked while a call runs gets the limit back.)
+  A caller that changes the limit itself while a fast-path call runs sees its change
+  undone when the last call ends.
+- no serialisation: each caller works through its own blocks on its own thread, the
+  helpers take blocks of whichever call woke them, and a small call is not queued
+  behind a large one. The lock and the count cost a few microseconds per call beside
+  threadpoolctl's own; the benchmark's section on threads times concurrent callers
+  against the same calls serialised by a lock (``benchmarks/README.md``).
+
+Timings, a pass-by-pass profile, and what was tried: benchmarks/README.md.
 
 This module does not import ``lib.attention``: it receives inputs that
 ``scaled_dot_product_attention`` has already validated and converted.
@@ -241,7 +262,9 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
         Query ``i`` attends keys ``j <= i`` only (top-left aligned).
     scale : float
         Factor applied to ``query @ key.T``, a Python float or a scalar of the compute
-        dtype.
+        dtype; applied to the query first when ``|scale| <= 1`` and to the product
+        otherwise, so that no intermediate overflows where the score does not (the order
+        of operations in the Notes of ``scaled_dot_product_attention``).
 
     Returns
     -------
@@ -252,7 +275,8 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
     -----
     Nothing is checked here: inputs come from ``scaled_dot_product_attention``, which
     validates them, converts them to the compute dtype and returns the result in the
-    input dtype. Call that function, not this one.
+    input dtype. Call that function, not this one. It is safe to call from any number
+    of threads at once (the module's docstring says what each caller gets).
 
     Each task takes a block of query rows of one batch element, forms its scores
     against all S keys (only the keys up to the block's last query when causal),
