@@ -149,7 +149,7 @@ def test_first_calls_from_many_threads_at_once_in_a_new_process():
     assert done.returncode == 0, done.stderr
 
 
-# ---------------------------------------------- the BLAS limit: set by the first, restored by the last
+# ------------------------------ the BLAS limit: set by the first, restored by the last
 @pytest.mark.parametrize("order", ["first in, first out", "first in, last out"])
 def test_two_overlapping_calls_restore_the_limit_in_either_order(order):
     # Issue 38: call A saves 3 and sets 1; call B saves 1; A restores 3; B restores 1, for
