@@ -18,9 +18,14 @@ one thread, and PyTorch's products and whole attention on the same task. ``--smo
 a tiny grid once, so that ``make test`` keeps this script working; it measures nothing
 worth reading.
 
+A section on threads then times the fast path called from several threads at once, as it
+runs (overlapping calls share the pool and count themselves in and out of one BLAS
+limit), against the same calls serialised by a lock, and the cost per call of setting and
+restoring the BLAS limit.
+
 ``--against OLD/fast_attention.py`` times, instead, an older copy of the fast path
 against the current one (e.g. ``git show REV:lib/fast_attention.py > /tmp/old.py``),
-interleaved, on the grid and on causal and boolean-mask cases, and reports the minimum
+interleaved, on the grid and on causal, boolean-mask and scale > 1 cases, and reports the minimum
 and the median wall time of each, the minimum CPU time of the process (all threads: less
 sensitive to other programs on a busy machine), and the ratios new/old: the cost of a
 change, measured in one run.
@@ -40,6 +45,7 @@ import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -59,6 +65,8 @@ E = 64
 MEMORY_NS = [1024, 2048, 4096, 8192, 32768]
 PLAIN_MEMORY_LIMIT = 8192  # beyond this the plain path's n x n matrices take minutes and GiBs
 SMOKE_MEMORY_NS = [1024]
+THREAD_CALLERS = [1, 2, 4, 8]  # threads calling the fast path at once
+SMOKE_THREAD_CALLERS = [1, 2]
 
 
 def inputs(H, n, dtype, seed=0):
@@ -174,6 +182,98 @@ def profile_passes(n=4096, rows=512, repeats=15):
     return out
 
 
+def run_callers(fn, callers, calls):
+    """Wall and CPU seconds (all threads of the process) for ``callers`` threads that
+    start together and each call ``fn`` ``calls`` times."""
+    start = threading.Barrier(callers + 1)
+
+    def caller():
+        start.wait()
+        for _ in range(calls):
+            fn()
+
+    threads = [threading.Thread(target=caller) for _ in range(callers)]
+    for t in threads:
+        t.start()
+    start.wait()
+    wall, cpu = time.perf_counter(), time.process_time()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def concurrency(callers_list, calls, repeats, H=4, n=512):
+    """The fast path called from several threads at once: as it runs (overlapping calls
+    share the pool and the BLAS limit) and serialised by a lock (one call at a time),
+    the minimum over ``repeats`` of the wall and CPU ms per call; and the microseconds
+    one call spends setting and restoring the BLAS limit (alone: threadpoolctl's limit
+    and restore, as every call did before; overlapping another: a count only)."""
+    from lib import fast_attention as fast
+
+    q, k, v = inputs(H, n, np.float32)
+    assert H * n * n >= fast.FAST_PATH_MIN_SCORES  # the dispatch takes the fast path
+    serial = threading.Lock()
+
+    def serialised():
+        with serial:
+            scaled_dot_product_attention(q, k, v)
+
+    modes = {"shared": lambda: scaled_dot_product_attention(q, k, v), "serialised": serialised}
+    rows = []
+    for callers in callers_list:
+        row = {"callers": callers, "calls": calls, "H": H, "n": n}
+        best = {name: (np.inf, np.inf) for name in modes}
+        run_callers(modes["shared"], callers, 1)  # warm-up: the pool, caches
+        for _ in range(repeats):
+            for name, fn in modes.items():  # interleaved
+                wall, cpu = run_callers(fn, callers, calls)
+                best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
+        for name, (wall, cpu) in best.items():
+            row[f"{name}_wall_ms_per_call"] = 1e3 * wall / (callers * calls)
+            row[f"{name}_cpu_ms_per_call"] = 1e3 * cpu / (callers * calls)
+        row["shared/serialised wall"] = best["shared"][0] / best["serialised"][0]
+        rows.append(row)
+
+    _, controller = fast._thread_pool()
+    reps = 200 if repeats > 1 else 5
+
+    def per_call_us(fn):
+        start = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        return 1e6 * (time.perf_counter() - start) / reps
+
+    def alone():
+        with fast._one_blas_thread(controller):
+            pass
+
+    def threadpoolctl_only():
+        controller.limit(limits=1, user_api="blas").restore_original_limits()
+
+    limit = {"alone": min(per_call_us(alone) for _ in range(3)),
+             "threadpoolctl alone": min(per_call_us(threadpoolctl_only) for _ in range(3))}
+    with fast._one_blas_thread(controller):  # another call holds the limit: count only
+        limit["overlapping"] = min(per_call_us(alone) for _ in range(3))
+    return {"rows": rows, "limit_us": limit}
+
+
+def format_concurrency(result):
+    rows = result["rows"]
+    lines = [f"Threads: fast path, float32 (1, {rows[0]['H']}, {rows[0]['n']}, {E}), each of C "
+             f"callers makes {rows[0]['calls']} calls at once; ms per call, min of runs",
+             "callers  shared wall  serialised wall  shared/serialised  shared CPU  serialised CPU"]
+    for r in rows:
+        lines.append(f"{r['callers']:>7} {r['shared_wall_ms_per_call']:12.2f} "
+                     f"{r['serialised_wall_ms_per_call']:16.2f} "
+                     f"{r['shared/serialised wall']:18.2f} {r['shared_cpu_ms_per_call']:11.2f} "
+                     f"{r['serialised_cpu_ms_per_call']:15.2f}")
+    lim = result["limit_us"]
+    lines.append(f"BLAS limit per call, us: alone (sets and restores) {lim['alone']:.1f}, "
+                 f"of which threadpoolctl {lim['threadpoolctl alone']:.1f}; overlapping "
+                 f"another call (counts only) {lim['overlapping']:.2f}")
+    return "\n".join(lines)
+
+
 def format_profile(profile, n=4096, rows=512):
     lines = [f"One fast-path task ({rows} queries x {n} keys, E = {E}), one thread, ms:"]
     for dtype, passes in profile.items():
@@ -241,10 +341,12 @@ def against(path, grid, repeats):
     rows = []
     for dtype in (np.float32, np.float64):
         H0, n0 = grid[min(1, len(grid) - 1)]
-        for H, n, kind in [(H, n, "none") for H, n in grid] + [(H0, n0, "causal"), (H0, n0, "bool")]:
+        for H, n, kind in [(H, n, "none") for H, n in grid] + [(H0, n0, "causal"), (H0, n0, "bool"),
+                                                                (H0, n0, "scale>1")]:
             q, k, v = inputs(H, n, dtype)
             mask = np.random.default_rng(1).random((n, n)) < 0.8 if kind == "bool" else None
-            args = (q, k, v, mask, kind == "causal", dtype(1 / np.sqrt(E)))
+            scale = 1.5 if kind == "scale>1" else 1 / np.sqrt(E)  # > 1: the product is scaled
+            args = (q, k, v, mask, kind == "causal", dtype(scale))
             fns = {"old": lambda: old.fast_attention(*args), "new": lambda: current.fast_attention(*args)}
             wall, cpu = {name: [] for name in fns}, {name: [] for name in fns}
             same = bool(np.array_equal(fns["old"](), fns["new"]()))  # also the warm-up
@@ -262,7 +364,7 @@ def against(path, grid, repeats):
             for stat in ("min", "median", "cpu_min"):
                 row[f"new/old {stat}"] = row[f"new_{stat}_ms"] / row[f"old_{stat}_ms"]
             rows.append(row)
-            print(f"{row['dtype']:8} {H:>2} {n:>5} {kind:>6} wall min old {row['old_min_ms']:7.2f} "
+            print(f"{row['dtype']:8} {H:>2} {n:>5} {kind:>7} wall min old {row['old_min_ms']:7.2f} "
                   f"new {row['new_min_ms']:7.2f} ratio {row['new/old min']:.3f}; median ratio "
                   f"{row['new/old median']:.3f}; CPU min old {row['old_cpu_min_ms']:7.2f} new "
                   f"{row['new_cpu_min_ms']:7.2f} ratio {row['new/old cpu_min']:.3f}; "
@@ -297,6 +399,9 @@ def main(argv=None):
     n, rows, profile_repeats = (64, 16, 1) if args.smoke else (4096, 512, 15)
     result["profile"] = profile_passes(n, rows, profile_repeats)
     print("\n" + format_profile(result["profile"], n, rows))
+    callers, calls = (SMOKE_THREAD_CALLERS, 1) if args.smoke else (THREAD_CALLERS, 8)
+    result["threads"] = concurrency(callers, calls, repeats)
+    print("\n" + format_concurrency(result["threads"]))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nwritten: {args.json}")

@@ -46,7 +46,22 @@ __all__ = ["softmax", "causal_mask", "padding_mask", "scaled_dot_product_attenti
            "multi_head_attention", "memory_efficient_attention"]
 
 
-# ----------------------------------------------------------------------------- dtypes
+# -------------------------------------------------------------- dtypes and scalars
+_MAX_SIZE = int(np.iinfo(np.intp).max)  # the largest length NumPy can index
+
+
+def _show(x):
+    """``repr(x)`` for an error message, short even for a Python int of any size."""
+    if isinstance(x, numbers.Integral) and not -10**30 < x < 10**30:
+        bits = int(x).bit_length()
+        return f"{'a negative' if x < 0 else 'an'} integer of {bits} bits (|n| >= 2**{bits - 1})"
+    try:
+        text = repr(x)
+    except ValueError:  # e.g. a Fraction whose numerator has more digits than int -> str allows
+        return f"a {type(x).__name__} too large to print"
+    return text if len(text) <= 60 else text[:40] + "..." + text[-10:]
+
+
 def _floating_input(x, name):
     """Return ``x`` as an array whose dtype the kernel accepts (ints become float64).
 
@@ -70,6 +85,27 @@ def _compute_dtype(dtype):
 
 
 # ---------------------------------------------------------------------------- softmax
+def _check_axis(axis, shape):
+    """``axis`` as a tuple of distinct axes of an array of this shape, or the kernel's error."""
+    if len(shape) == 0:
+        raise np.exceptions.AxisError(
+            "softmax normalises along an axis, but x is 0-d (shape ()): give an array with "
+            "at least one axis, e.g. np.atleast_1d(x)")
+    if axis is None:
+        return tuple(range(len(shape)))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    for a in axes:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
+            raise TypeError(f"axis must be an integer or a tuple of integers, got {_show(axis)}")
+        if not -len(shape) <= a < len(shape):
+            raise np.exceptions.AxisError(
+                f"axis {_show(a)} is out of range for x with shape {shape}")
+    axes = tuple(int(a) % len(shape) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"axis {axis!r} names an axis twice")
+    return axes
+
+
 def softmax(x, axis=-1, where=None):
     r"""Numerically stable softmax along one axis, with an optional boolean mask.
 
@@ -78,11 +114,14 @@ def softmax(x, axis=-1, where=None):
 
     Parameters
     ----------
-    x : array_like, shape (...)
+    x : array_like, shape (...) with at least one axis
         Logits. Floating dtypes are preserved (float16 is computed in float32 and
-        returned as float16); integer input is converted to float64.
-    axis : int or tuple of int, default -1
-        Axis (or axes) to normalise over; for attention this is the key axis S.
+        returned as float16); integer input is converted to float64. A 0-d array (or a
+        bare number) has no axis to normalise over and is refused.
+    axis : int, tuple of int or None, default -1
+        Axis (or axes) to normalise over; for attention this is the key axis S. Any
+        integer type (Python or NumPy, not bool), negative counting from the end;
+        None normalises over all axes.
     where : array_like of bool, optional
         Broadcastable to ``x.shape``; True marks the entries that take part.
         Entries outside ``where`` get weight exactly 0, whatever their value in ``x``
@@ -98,11 +137,13 @@ def softmax(x, axis=-1, where=None):
     Raises
     ------
     TypeError
-        If ``x`` is boolean, complex, string or object, or ``where`` is not boolean.
+        If ``x`` is boolean, complex, string or object, ``where`` is not boolean, or
+        ``axis`` is not an integer, a tuple of integers or None.
     ValueError
-        If ``where`` does not broadcast to the shape of ``x``.
+        If ``where`` does not broadcast to the shape of ``x``, or ``axis`` names an
+        axis twice.
     numpy.exceptions.AxisError
-        If ``axis`` is out of range (a subclass of ValueError).
+        If ``axis`` is out of range for ``x``, or ``x`` is 0-d (a subclass of ValueError).
 
     Notes
     -----
@@ -151,6 +192,7 @@ def softmax(x, axis=-1, where=None):
     array([0., 0.])
     """
     x = _floating_input(x, "x")
+    axis = _check_axis(axis, x.shape)
     out_dtype = x.dtype
     work = x.astype(_compute_dtype(x.dtype), copy=False)  # never written to below
     if where is not None:
@@ -180,9 +222,18 @@ def softmax(x, axis=-1, where=None):
 
 # ------------------------------------------------------------------------------ masks
 def _check_size(n, name):
+    """``n`` as a Python int: a nonnegative integer that NumPy can index, or ValueError."""
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n < 0:
-        raise ValueError(f"{name} must be a nonnegative integer, got {n!r}")
+        raise ValueError(f"{name} must be a nonnegative integer, got {_show(n)}")
+    if n > _MAX_SIZE:
+        raise ValueError(f"{name} = {_show(n)} is more than NumPy can index ({_MAX_SIZE})")
     return int(n)
+
+
+def _check_mask_size(shape):
+    if shape[0] * shape[1] > _MAX_SIZE:
+        raise ValueError(f"a mask of shape {shape} has more entries than NumPy can index "
+                         f"({_MAX_SIZE})")
 
 
 def causal_mask(L, S=None):
@@ -191,9 +242,10 @@ def causal_mask(L, S=None):
     Parameters
     ----------
     L : int
-        Number of queries (rows), ``L >= 0``.
+        Number of queries (rows), ``L >= 0``: a Python int or a NumPy integer (not bool,
+        not a float such as ``3.0``).
     S : int, optional
-        Number of keys (columns); defaults to ``L``.
+        Number of keys (columns), the same kinds of integer; defaults to ``L``.
 
     Returns
     -------
@@ -205,7 +257,8 @@ def causal_mask(L, S=None):
     Raises
     ------
     ValueError
-        If ``L`` or ``S`` is not a nonnegative integer.
+        If ``L`` or ``S`` is not a nonnegative integer, or the mask would have more
+        entries than NumPy can index (``np.iinfo(np.intp).max``).
 
     References
     ----------
@@ -225,7 +278,43 @@ def causal_mask(L, S=None):
     """
     L = _check_size(L, "L")
     S = L if S is None else _check_size(S, "S")
+    _check_mask_size((L, S))
     return np.tri(L, S, dtype=bool)  # (L, S)
+
+
+def _is_integer(n):
+    return isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_))
+
+
+def _check_lengths(lengths, S):
+    """``lengths`` as an integer array of shape (N,) with entries in [0, S], or the
+    kernel's error. Read exactly: NumPy turns the list [2**63, 1] into floats, [10**20]
+    into objects and [] into float64."""
+    if not isinstance(lengths, np.ndarray):
+        try:
+            as_array = np.asarray(lengths)
+        except ValueError:  # ragged nesting: reported below, element by element
+            as_array = None
+        lengths = as_array if as_array is not None and as_array.dtype.kind in "iu" else (
+            np.array(lengths, dtype=object))  # Python ints of any size stay exact
+    if lengths.size == 0 and lengths.dtype.kind in "fO":
+        lengths = lengths.astype(np.intp)  # [] or np.array([]): no sequences
+    if lengths.dtype == object:
+        odd = next((n for n in lengths.flat if not _is_integer(n)), None)
+        if odd is not None:
+            raise TypeError(f"lengths must be integers, got {_show(odd)} of type "
+                            f"{type(odd).__name__}")
+    elif lengths.dtype.kind not in "iu":
+        raise TypeError(f"lengths must be integers, got dtype {lengths.dtype}")
+    if lengths.ndim != 1:
+        raise ValueError(f"lengths must have shape (N,), got shape {lengths.shape}")
+    outside = [n for n in lengths.tolist() if not 0 <= n <= S]  # exact, for ints of any size
+    if outside:
+        raise ValueError(f"every length must lie in [0, S={S}], got "
+                         f"{', '.join(_show(n) for n in outside[:5])}"
+                         f"{', ...' if len(outside) > 5 else ''} (N = {lengths.shape[0]})")
+    _check_mask_size((lengths.shape[0], S))
+    return lengths.astype(np.intp, copy=False)
 
 
 def padding_mask(lengths, S):
@@ -235,9 +324,10 @@ def padding_mask(lengths, S):
     ----------
     lengths : array_like of int, shape (N,)
         True length of each of ``N`` sequences padded to ``S`` positions;
-        ``0 <= lengths[n] <= S``.
+        ``0 <= lengths[n] <= S``. Integers of any kind (Python ints of any size, NumPy
+        integers); an empty list gives N = 0.
     S : int
-        Padded length (number of key positions).
+        Padded length (number of key positions): a Python int or a NumPy integer.
 
     Returns
     -------
@@ -249,10 +339,11 @@ def padding_mask(lengths, S):
     Raises
     ------
     TypeError
-        If ``lengths`` is not an integer array.
+        If ``lengths`` holds anything but integers (floats such as ``2.0``, booleans).
     ValueError
-        If ``lengths`` is not one-dimensional, a length lies outside ``[0, S]``, or
-        ``S`` is not a nonnegative integer.
+        If ``lengths`` is not one-dimensional, a length lies outside ``[0, S]`` (the
+        message names it), ``S`` is not a nonnegative integer, or the mask would have
+        more entries than NumPy can index.
 
     References
     ----------
@@ -266,15 +357,11 @@ def padding_mask(lengths, S):
     >>> padding_mask([3, 1], 4).astype(int)
     array([[1, 1, 1, 0],
            [1, 0, 0, 0]])
+    >>> padding_mask([], 4).shape                 # no sequences
+    (0, 4)
     """
     S = _check_size(S, "S")
-    lengths = np.asarray(lengths)
-    if lengths.dtype.kind not in "iu":
-        raise TypeError(f"lengths must be integers, got dtype {lengths.dtype}")
-    if lengths.ndim != 1:
-        raise ValueError(f"lengths must have shape (N,), got shape {lengths.shape}")
-    if np.any(lengths < 0) or np.any(lengths > S):
-        raise ValueError(f"every length must lie in [0, S={S}], got {lengths.tolist()}")
+    lengths = _check_lengths(lengths, S)  # (N,), integers in [0, S]
     return np.arange(S) < lengths[:, None]  # (N, S)
 
 
@@ -340,16 +427,21 @@ def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
             raise ValueError(f"E = 0 (query shape {query.shape}): give scale explicitly")
         scale = 1.0 / np.sqrt(E)
     elif isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
-        raise TypeError(f"scale must be a real number, got {scale!r}")
-    elif not np.isfinite(scale):
+        raise TypeError(f"scale must be a real number (an int, float, Fraction or NumPy "
+                        f"scalar), got {_show(scale)} of type {type(scale).__name__}")
+    elif scale != scale or (isinstance(scale, (float, np.floating)) and np.isinf(scale)):
         raise ValueError(f"scale must be finite, got {scale!r}")
-    # Validated in the dtype it is used in: 1e39 is inf in float32, 1e-46 is 0.
-    with np.errstate(over="ignore", under="ignore"):
-        cast = dtype.type(scale)  # a float64 scalar would upcast float32 work under NumPy 2
+    # Validated in the dtype it is used in: 1e39 is inf in float32, 1e-46 is 0, and an int
+    # or a Fraction may be beyond every float (10**400: OverflowError from the conversion).
+    try:
+        with np.errstate(over="ignore", under="ignore"):
+            cast = dtype.type(scale)  # a float64 scalar would upcast float32 work under NumPy 2
+    except (OverflowError, ValueError):  # ValueError: too many digits for longdouble's parser
+        cast = dtype.type(np.inf if scale > 0 else -np.inf)
     if not np.isfinite(cast) or (cast == 0 and scale != 0):
         raise ValueError(
-            f"scale = {scale!r} is {cast} in {dtype}, the dtype the inputs are computed in "
-            f"(query {query.dtype}, key {key.dtype}, value {value.dtype}); give a scale "
+            f"scale = {_show(scale)} is {cast} in {dtype}, the dtype the inputs are computed "
+            f"in (query {query.dtype}, key {key.dtype}, value {value.dtype}); give a scale "
             f"that is finite and nonzero in {dtype}"
         )
     scale = cast
@@ -382,8 +474,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     is_causal : bool, default False
         If True, query ``i`` attends keys ``j <= i`` only (``causal_mask(L, S)``,
         top-left aligned as in PyTorch). Cannot be combined with ``attn_mask``.
-    scale : float, optional
-        Factor applied to ``query @ key.T``; defaults to ``1 / sqrt(E)``.
+    scale : real number, optional
+        Factor applied to ``query @ key.T``; defaults to ``1 / sqrt(E)``. Any real
+        number type: a Python int (of any size) or float, a ``fractions.Fraction``, a
+        NumPy integer or floating scalar (not bool). It is converted to the compute
+        dtype, where it must be finite, and nonzero unless it is exactly 0. Applied
+        where it cannot overflow (Notes, *Order of operations*).
     return_weights : bool, default False
         Also return the attention weights.
 
@@ -408,12 +504,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
         If an input has fewer than 2 axes; query and key differ in E; key and value
         differ in S; the leading axes do not broadcast; ``attn_mask`` does not
         broadcast to (..., L, S); both ``attn_mask`` and ``is_causal`` are given;
-        ``scale`` is not finite, or is infinite or 0 once cast to the compute dtype
-        (``1e39`` or ``1e-46`` for float32 inputs; an explicit 0 is allowed); or E = 0
-        with no ``scale``. The message names the shapes or dtypes involved.
+        ``scale`` is NaN or infinite, or is infinite or 0 once converted to the compute
+        dtype (``1e39`` or ``1e-46`` for float32 inputs, ``10**400`` or
+        ``Fraction(1, 10**400)`` for float32 and float64; an explicit 0 is allowed); or
+        E = 0 with no ``scale``. The message names the shapes or dtypes involved.
     TypeError
         If an input is complex, boolean, string or object; ``attn_mask`` is neither
-        boolean nor floating; or ``scale`` is not a real number.
+        boolean nor floating; or ``scale`` is not a real number (a bool, a complex, a
+        string, an array).
 
     Notes
     -----
@@ -429,6 +527,34 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     variance :math:`E[q^2]E[k^2] - 1 = 3`, so a scaled score has variance about 3 (and
     mean :math:`\sqrt{E}`). The softmax is the stable one of :func:`softmax` (see its
     Notes).
+
+    *Order of operations.* The scores are ``query @ key.T * scale``; in floating
+    point the order of the two steps matters where one of them would leave the range
+    of the dtype, so every path applies the scale where it cannot overflow. With
+    ``|scale| <= 1`` (the default ``1 / sqrt(E)`` among them) the query is scaled
+    first, ``(query * scale) @ key.T``: scaling down cannot overflow, whereas
+    ``query @ key.T`` could pass the largest float where the scaled score does not.
+    With ``|scale| > 1`` the product comes first, ``(query @ key.T) * scale``: there
+    ``query * scale`` could overflow where the score does not (float64 queries of
+    1e300 and keys of 1e-20 with scale 1e10 give scores near 1e290; float32 queries of
+    1e37 with scale 100 likewise). Either way a score overflows only where its exact
+    value, or an exact partial sum of its E products, lies beyond the largest float:
+    the range of the formula itself. (An entry of ``query * scale``, or a product
+    :math:`q_e k_e`, that falls below the smallest normal number keeps fewer digits, as
+    in any order; that moves a score by at most :math:`E \tau \max |k_{je}| / 2`, or
+    :math:`E \tau\,|\text{scale}| / 2`, which is below :math:`4 E \varepsilon` for
+    every finite key and scale, with :math:`\tau` and :math:`\varepsilon` as below.)
+    PyTorch's CPU backends differ: its math backend (which 3-axis inputs take)
+    multiplies both query and key by :math:`\sqrt{\text{scale}}` before the product
+    [3]_, its flash kernel (4-axis inputs) scales the product [4]_. Within their
+    ranges all give the formula's value to rounding; ``tests/test_edge_cases.py``
+    compares this kernel with PyTorch at these magnitudes.
+
+    *Threads.* The function may be called from any number of threads at once. Calls
+    that take the fast path share one pool of helper threads, started once, and while
+    any of them runs NumPy's BLAS is limited to one thread, process-wide; the limit
+    found when the first of overlapping calls began is restored when the last one
+    ends (``lib/fast_attention.py`` says how, and what it costs).
 
     *Non-finite input: one rule.* The kernel hides no NaN or infinity: it returns
     what the formula gives in IEEE arithmetic, with a boolean mask (and
@@ -461,6 +587,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     ----------
     .. [1] A. Vaswani et al., "Attention is all you need", NeurIPS 2017, Sec. 3.2.1.
     .. [2] PyTorch documentation, ``torch.nn.functional.scaled_dot_product_attention``.
+    .. [3] PyTorch source, ``aten/src/ATen/native/transformers/attention.cpp``,
+           ``_scaled_dot_product_attention_math`` ("Scale q, k before matmul for
+           stability"). https://github.com/pytorch/pytorch
+    .. [4] PyTorch source, ``aten/src/ATen/native/cpu/FlashAttentionKernel.cpp``,
+           ``_scale_attn_mask_fusion_kernel`` (``out = val * a + b``: the scale times
+           the product, plus the mask). https://github.com/pytorch/pytorch
 
     Examples
     --------
@@ -491,7 +623,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     if attn_mask is not None and attn_mask.dtype == np.bool_:
         zero, minus_inf = query.dtype.type(0), query.dtype.type(-np.inf)  # not float64
         attn_mask = np.where(attn_mask, zero, minus_inf)  # (..., L, S): the additive mask 0 / -inf
-    scores = (query * scale) @ np.swapaxes(key, -1, -2)  # (..., L, S); scaled as the fast path does
+    key_t = np.swapaxes(key, -1, -2)  # (..., E, S), a view
+    if abs(scale) <= 1:  # query @ key.T * scale, the scale where it cannot overflow (Notes)
+        scores = (query * scale) @ key_t  # (..., L, S)
+    else:
+        scores = (query @ key_t) * scale  # (..., L, S)
     if attn_mask is not None:
         with np.errstate(invalid="ignore"):  # +inf + -inf = NaN: bad input stays visible
             scores = scores + attn_mask.astype(scores.dtype, copy=False)  # (..., L, S)
@@ -577,7 +713,7 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
     key : array_like, shape (..., S, Dk)
     value : array_like, shape (..., S, Dv)
     num_heads : int
-        H, which must divide both E and Ev.
+        H, which must divide both E and Ev: a Python int or a NumPy integer (not bool).
     w_q, w_k : array_like, shapes (Dq, E) and (Dk, E)
         Projections, applied on the right as in the book (``Q = query @ w_q``).
         PyTorch stores the transposes: ``in_proj_weight`` rows are ``w_q.T``.
@@ -602,8 +738,9 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
         when the query has a batch axis N = H: give a batched per-head mask as
         (N, H, L, S) or (N * H, L, S).
     is_causal : bool, default False
-    scale : float, optional
-        Defaults to ``1 / sqrt(E / H)``, the head size, as in PyTorch.
+    scale : real number, optional
+        Defaults to ``1 / sqrt(E / H)``, the head size, as in PyTorch. Any real number
+        type, as in :func:`scaled_dot_product_attention`.
     return_weights : bool, default False
         Also return every head's attention weights.
 
@@ -628,9 +765,12 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
     -----
     Splitting into heads is a reshape: the E columns of ``query @ w_q`` are cut into
     H consecutive blocks of ``d = E / H``, and each head attends with its own block.
-    Each head's output lies in the convex hull of its own value rows; concatenating
-    the heads and multiplying by ``w_o`` mixes H such points, which is how several
-    heads reach outputs that one head cannot.
+    Each head's output row lies in the convex hull of its own (projected) value rows,
+    except the row of a query that may attend to no key (a fully masked row, or
+    S = 0), which is zero, as in :func:`scaled_dot_product_attention`, and a row that
+    NaN or infinity reaches (its Notes give the rule). Concatenating the heads and
+    multiplying by ``w_o`` mixes H such points, which is how several heads reach
+    outputs that one head cannot.
 
     References
     ----------
@@ -654,8 +794,10 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
     value = _floating_input(value, "value")
     dtype = _compute_dtype(np.result_type(query.dtype, key.dtype, value.dtype))
     if (isinstance(num_heads, (bool, np.bool_)) or not isinstance(num_heads, numbers.Integral)
-            or num_heads < 1):
-        raise ValueError(f"num_heads must be a positive integer, got {num_heads!r}")
+            or not 1 <= num_heads <= _MAX_SIZE):
+        raise ValueError(f"num_heads must be a positive integer that NumPy can index, got "
+                         f"{_show(num_heads)}")
+    num_heads = int(num_heads)
     for name, x in (("query", query), ("key", key), ("value", value)):
         if x.ndim < 2:
             raise ValueError(f"{name} must have at least 2 axes, got shape {x.shape}")
@@ -746,15 +888,17 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
         Boolean (True = may attend) or floating (added to the scaled scores).
     is_causal : bool, default False
         Query ``i`` attends keys ``j <= i``; key blocks wholly in the future are skipped.
-    scale : float, optional
-        Defaults to ``1 / sqrt(E)``.
+    scale : real number, optional
+        Defaults to ``1 / sqrt(E)``; any real number type, applied as in
+        :func:`scaled_dot_product_attention` (Notes, *Order of operations*).
     block_size : int, optional
         Number of keys per block (default 512). Queries are processed in blocks of
         ``max(block_size, MEMORY_EFFICIENT_MIN_QUERY_ROWS)`` rows (256), so the extra memory is
         O(block_size * (block_size + E + Ev)) per batch element, independent of L and S
         (a float mask of another dtype is cast tile by tile, not copied). One exception:
         values so large that ``S * max|value|`` could overflow are first multiplied by a
-        power of 2 (exact), a copy of ``value``.
+        power of 2 (exact), a copy of ``value``. A Python int (of any size) or a NumPy
+        integer, not bool.
     return_lse : bool, default False
         Also return the log-sum-exp of each row of the scaled, masked scores.
 
@@ -824,7 +968,7 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
         block_size = 512
     elif (isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, numbers.Integral)
           or block_size < 1):
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+        raise ValueError(f"block_size must be a positive integer, got {_show(block_size)}")
     block_size = int(block_size)
     batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     L, S, Ev = query.shape[-2], key.shape[-2], value.shape[-1]
@@ -834,6 +978,7 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     # Skip future tiles only if no NaN or inf can be in them; a power of 2 (exact) scales
     # value down when S * max|value| could overflow the accumulator (see fast_attention).
     plan = _plan(query, key, value, attn_mask, scale, allow_no_shift=False)
+    scale_first = abs(scale) <= 1  # the scale where it cannot overflow, as _scores applies it
     put_minus_inf = _add_minus_inf if plan.careful else _copy_minus_inf  # NaN stays NaN
     if plan.value_scale != 1:
         value = value * plan.value_scale  # (..., S, Ev), a copy only for such huge values
@@ -843,7 +988,9 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     for i0 in range(0, L, q_block):
         rows = slice(i0, min(i0 + q_block, L))
         lq = rows.stop - rows.start
-        q = np.broadcast_to(query[..., rows, :], batch + (lq, query.shape[-1])) * scale  # (..., lq, E)
+        q = np.broadcast_to(query[..., rows, :], batch + (lq, query.shape[-1]))  # (..., lq, E)
+        if scale_first:
+            q = q * scale  # (..., lq, E), once per block of queries
         m = np.full(batch + (lq,), -np.inf, dtype=query.dtype)  # running max
         ell = np.zeros(batch + (lq,), dtype=query.dtype)  # running sum of exp
         acc = np.zeros(batch + (lq, Ev), dtype=query.dtype)  # running unnormalised output
@@ -853,6 +1000,8 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
             if mask is False:
                 continue  # nothing here may be attended to
             s = q @ np.swapaxes(key[..., cols, :], -1, -2)  # (..., lq, bk), a new array
+            if not scale_first:
+                s *= scale  # the product first: query * scale could overflow
             if mask is not None and mask.dtype == np.bool_:  # as the additive mask 0 / -inf
                 put_minus_inf(s, ~mask)  # in place, as every step below
             elif mask is not None:

@@ -11,7 +11,8 @@ within the bound stated there, and ``tests/test_attention.py`` and
 ``tests/test_edge_cases.py`` check the two against each other. What makes it faster:
 
 - query blocks run on a pool of threads (NumPy releases the GIL inside BLAS and ufuncs),
-  the calling thread being one of the workers, with one BLAS thread each;
+  the calling thread being one of the workers, with one BLAS thread each (*Threads*,
+  below);
 - every elementwise pass works in place on one block of scores;
 - the row sums come out of the second matrix product (a column of ones appended to V);
 - causal attention skips the keys after each block's last query, unless a score or a
@@ -23,10 +24,30 @@ within the bound stated there, and ``tests/test_attention.py`` and
   path's (normalised weights times values) do not, ``value`` is multiplied by a power of
   2 (exact), decided once per call from ``max |value|`` and the score bound (``_plan``).
 
-The limit of one BLAS thread is process-wide while a call runs (threadpoolctl): BLAS
-calls that other threads make meanwhile also get one thread. The pool is started on
-first use and forgotten in a child made by ``fork`` (whose copy of the parent has no
-helper threads). Timings, a pass-by-pass profile, and what was tried: benchmarks/README.md.
+*Threads.* :func:`fast_attention` may be called from any number of threads at once, and
+what a caller gets is:
+
+- its own result, the same bit for bit as if the call ran alone: concurrent calls share
+  the pool but no data, and every block runs on one BLAS thread whichever worker takes it;
+- one pool of helper threads, started by the first call under a lock, exactly once
+  however many callers arrive together, and forgotten in a child made by ``fork`` (whose
+  copy of the parent has no helper threads);
+- while any call runs, BLAS limited to one thread, process-wide (threadpoolctl), so BLAS
+  calls that other threads make meanwhile also get one thread. The first of overlapping
+  calls sets the limit, the others count themselves in, and the last one out restores
+  the limit that the first found: calls that overlap in any order leave the limit as it
+  was before them. (A call does not nest the limit per call, as ``with
+  threadpool_limits(1)`` in each would: two calls that end in the order they began
+  would then leave 1 for good. A child forked while a call runs gets the limit back.)
+  A caller that changes the limit itself while a fast-path call runs sees its change
+  undone when the last call ends.
+- no serialisation: each caller works through its own blocks on its own thread, the
+  helpers take blocks of whichever call woke them, and a small call is not queued
+  behind a large one. The lock and the count cost a few microseconds per call beside
+  threadpoolctl's own; the benchmark's section on threads times concurrent callers
+  against the same calls serialised by a lock (``benchmarks/README.md``).
+
+Timings, a pass-by-pass profile, and what was tried: benchmarks/README.md.
 
 This module does not import ``lib.attention``: it receives inputs that
 ``scaled_dot_product_attention`` has already validated and converted.
@@ -42,6 +63,7 @@ References
        batch and heads only). https://arxiv.org/abs/2307.08691
 """
 
+import contextlib
 import math
 import os
 import sys
@@ -61,8 +83,13 @@ _FAST_BLOCK_BYTES = 16 << 20  # ... and at most this many bytes of scores per ta
 
 
 # ------------------------------------------------------------------------ the thread pool
-_executor = None
+_pool_lock = threading.Lock()  # guards the start of the pool: it starts exactly once
+_executor = None  # set last, under _pool_lock: not None means the pool is ready
 _blas_controller = None
+
+_blas_lock = threading.Lock()  # guards the two names below
+_blas_users = 0  # fast-path calls running now, in any thread
+_blas_limiter = None  # the limit the first of them set; it restores what it found
 
 
 def _n_workers():
@@ -74,23 +101,57 @@ def _n_workers():
 
 def _thread_pool():
     """A process-wide pool of helper threads (one per core but the caller's), and a
-    handle to limit BLAS threads."""
+    handle to limit BLAS threads; started by the first call, under a lock, so that
+    callers arriving together all get the same, complete pair."""
     global _executor, _blas_controller
-    if _executor is None:
-        from concurrent.futures import ThreadPoolExecutor
+    with _pool_lock:
+        if _executor is None:
+            from concurrent.futures import ThreadPoolExecutor
 
-        from threadpoolctl import ThreadpoolController
+            from threadpoolctl import ThreadpoolController
 
-        _executor = ThreadPoolExecutor(max_workers=max(1, _n_workers() - 1),
-                                       thread_name_prefix="attention")
-        _blas_controller = ThreadpoolController()
-    return _executor, _blas_controller
+            _blas_controller = ThreadpoolController()
+            _executor = ThreadPoolExecutor(max_workers=max(1, _n_workers() - 1),
+                                           thread_name_prefix="attention")
+        return _executor, _blas_controller
+
+
+@contextlib.contextmanager
+def _one_blas_thread(controller):
+    """Limit BLAS to one thread while any fast-path call runs, and restore it after the last.
+
+    The first of overlapping calls sets the limit and keeps threadpoolctl's limiter, which
+    remembers the limit it found; the others only count themselves in; the last one to
+    finish restores what the first found. Calls that overlap in any order therefore
+    cannot leave the limit changed, as nested ``with limit(...)`` blocks that end in
+    another order than they began would (the last to end restoring the 1 that another
+    call had set).
+    """
+    global _blas_users, _blas_limiter
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limiter = controller.limit(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                limiter, _blas_limiter = _blas_limiter, None
+                limiter.restore_original_limits()
 
 
 def _forget_thread_pool():
-    """In a child made by fork the parent's helper threads do not exist: start afresh."""
-    global _executor, _blas_controller
-    _executor = _blas_controller = None
+    """In a child made by fork the parent's helper threads do not exist, and a lock that
+    another thread held at the fork stays held: start afresh. A BLAS limit that a call of
+    another thread had set at the fork is restored, as that call's end would have."""
+    global _executor, _blas_controller, _pool_lock, _blas_lock, _blas_users, _blas_limiter
+    limiter = _blas_limiter
+    _executor = _blas_controller = _blas_limiter = None
+    _pool_lock, _blas_lock, _blas_users = threading.Lock(), threading.Lock(), 0
+    if limiter is not None:
+        limiter.restore_original_limits()
 
 
 if hasattr(os, "register_at_fork"):
@@ -132,7 +193,10 @@ def _plan(query, key, value, attn_mask, scale, allow_no_shift=True):
     q_norm = abs(float(scale)) * q_sq ** 0.5  # Python floats: inf, NaN raise nothing
     bound = q_norm * k_sq ** 0.5  # >= |every score|; NaN or inf for non-finite q or k
     S = key.shape[-2]
-    careful = not (q_norm <= limit and bound <= limit and math.isfinite(v_max))
+    # The intermediates of a score (see _scores): query * scale when |scale| <= 1, then
+    # partial sums bounded by `bound` (Cauchy-Schwarz); q . k, at most bound, otherwise.
+    careful = not (bound <= limit and (abs(float(scale)) > 1 or q_norm <= limit)
+                   and math.isfinite(v_max))
     float_mask = attn_mask is not None and attn_mask.dtype != np.bool_
     v_big = max(v_max, 1.0)  # the row sums of exp (the column of ones) count too
     if (allow_no_shift and not careful and not float_mask
@@ -145,6 +209,23 @@ def _plan(query, key, value, attn_mask, scale, allow_no_shift=True):
         return _Plan(careful, False, dtype.type(1.0))
     k_down = math.ceil(math.log2(S) + math.log2(v_big) - math.log2(limit))
     return _Plan(careful, False, dtype.type(2.0 ** -k_down))
+
+
+def _scores(q, k_t, scale):
+    """``q @ k_t * scale``, with the scale applied where it cannot overflow.
+
+    For ``|scale| <= 1`` the query is scaled first, ``(q * scale) @ k_t``: scaling down
+    cannot overflow, whereas ``q @ k_t`` could where the scaled score does not. For
+    ``|scale| > 1`` the product comes first, ``(q @ k_t) * scale``: ``q * scale`` could
+    overflow where the scaled score does not. Either way an intermediate overflows only
+    if the exact score, or an exact partial sum of its products, is beyond the largest
+    float (the range is stated in the Notes of ``scaled_dot_product_attention``).
+    """
+    if abs(scale) <= 1:
+        return (q * scale) @ k_t  # (..., L, S); k_t may be a transposed view
+    s = q @ k_t  # (..., L, S), a new array
+    s *= scale  # in place
+    return s
 
 
 def _copy_minus_inf(s, where):
@@ -181,7 +262,9 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
         Query ``i`` attends keys ``j <= i`` only (top-left aligned).
     scale : float
         Factor applied to ``query @ key.T``, a Python float or a scalar of the compute
-        dtype.
+        dtype; applied to the query first when ``|scale| <= 1`` and to the product
+        otherwise, so that no intermediate overflows where the score does not (the order
+        of operations in the Notes of ``scaled_dot_product_attention``).
 
     Returns
     -------
@@ -192,7 +275,8 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
     -----
     Nothing is checked here: inputs come from ``scaled_dot_product_attention``, which
     validates them, converts them to the compute dtype and returns the result in the
-    input dtype. Call that function, not this one.
+    input dtype. Call that function, not this one. It is safe to call from any number
+    of threads at once (the module's docstring says what each caller gets).
 
     Each task takes a block of query rows of one batch element, forms its scores
     against all S keys (only the keys up to the block's last query when causal),
@@ -253,7 +337,7 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
         ncols = min(S, i1) if is_causal and not plan.careful else S
         q = query[b][i0:i1]  # (lq, E)
         k = key[b][:ncols]  # (ncols, E)
-        s = (q * scale) @ k.T  # (lq, ncols); k.T is a view, BLAS reads it transposed
+        s = _scores(q, k.T, scale)  # (lq, ncols); k.T is a view, BLAS reads it transposed
         # A masked pair gets score + (-inf), as the additive mask: -inf for a finite score,
         # NaN for a NaN or +inf one (never hidden: the kernel's NaN rule), without a
         # warning. Scores are finite unless plan.careful, so copying -inf is the same.
@@ -294,7 +378,7 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
                 return
             one_block(job)
 
-    with blas.limit(limits=1, user_api="blas"):  # one BLAS thread per worker
+    with _one_blas_thread(blas):  # one BLAS thread per worker, restored after the last call
         # The calling thread is one of the workers: one thread wake-up per helper per call,
         # not one per job (waking a thread costs about as much as a small block's work).
         helpers = [executor.submit(drain) for _ in range(min(_n_workers(), len(jobs)) - 1)]

@@ -2,10 +2,17 @@
 agree on extreme finite magnitudes and on NaN and infinity; scale is validated in the
 dtype it is used in; a float mask of another dtype is cast block by block; per-head
 masks in multi_head_attention. Each test of items 1-5 fails on the kernel as it was
-before the fix (commit 1aa3a49)."""
+before the fix (commit 1aa3a49).
+
+Issue 38, at the end: the scale applied where it cannot overflow (the order of
+operations, at the magnitudes where it matters, against an exact reference and PyTorch),
+and the kernel's own errors for arguments of any real scalar type, 0-d input to softmax
+and empty lengths. (The fast path's threads: tests/test_concurrency.py.)"""
 
 import math
+import sys
 import tracemalloc
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -112,7 +119,9 @@ def extreme_inputs(draw):
     value = rng.standard_normal((S, Ev)) * 10.0 ** (
         np.clip(exponent + spread * rng.uniform(-1, 1, (S, Ev)), lo, hi))
     mask_kind = draw(st.sampled_from(["none", "bool", "float", "causal"]))
-    kwargs = {"scale": 1.0}
+    scale = draw(st.sampled_from([1.0, 1.0, 0.125, 8.0, 1e10]))  # > 1: the product first
+    q /= scale  # the same score bound b
+    kwargs = {"scale": scale}
     if mask_kind == "bool":
         kwargs["attn_mask"] = rng.random((L, S)) < 0.7
     elif mask_kind == "float":
@@ -402,3 +411,242 @@ def test_multi_head_key_value_mismatch_names_the_callers_shapes():
     x, y = rng.standard_normal((5, 8)), rng.standard_normal((6, 8))
     with pytest.raises(ValueError, match=r"key shape \(5, 8\) and value shape \(6, 8\)"):
         multi_head_attention(x, x, y, 2, **mha_params(rng))
+
+
+# ------------------------------- issue 38, item 2: the scale where it cannot overflow
+EXTREME_SCALE_CASES = {  # dtype, |query entries|, |key entries|, scale
+    "float64, query * scale overflows (issue 38)": (np.float64, 1e300, 1e-20, 1e10),
+    "float32, query * scale overflows (issue 38)": (np.float32, 1e37, 1e-30, 100.0),
+    "float64, query @ key.T overflows": (np.float64, 1e300, 1e10, 1e-20),
+    "float32, query @ key.T overflows": (np.float32, 1e30, 1e10, 1e-5),
+}
+
+
+def extreme_scale_inputs(dtype, q_size, k_size, seed=380, L=3, S=5, E=4, Ev=2):
+    """Entries of the given magnitudes (a factor in [0.5, 1], random signs); keys 1 and 3
+    equal, so that their scores tie exactly and some weights are 1/2, not 0 or 1."""
+    rng = np.random.default_rng(seed)
+
+    def entries(shape, size):
+        return (size * rng.uniform(0.5, 1, shape) * rng.choice([-1, 1], shape)).astype(dtype)
+
+    q, k = entries((L, E), q_size), entries((S, E), k_size)
+    k[3] = k[1]
+    v = rng.standard_normal((S, Ev)).astype(dtype)
+    return q, k, v
+
+
+def exact_weights(q, k, scale):
+    """softmax(query @ key.T * scale) from scores computed exactly (Fractions), then
+    rounded once to float64; the softmax itself in float64."""
+    scale = Fraction(float(scale))
+    scores = np.array([[float(sum(Fraction(float(a)) * Fraction(float(b)) for a, b in zip(qi, kj))
+                              * scale) for kj in k] for qi in q])
+    assert np.isfinite(scores).all()  # the formula's scores are finite: a fair case
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("case", EXTREME_SCALE_CASES)
+def test_extreme_scales_give_the_formulas_weights_on_the_plain_path(case):
+    dtype, q_size, k_size, scale = EXTREME_SCALE_CASES[case]
+    q, k, v = extreme_scale_inputs(dtype, q_size, k_size)
+    with np.errstate(over="raise", invalid="raise"):  # nothing overflows on the way
+        out, weights = scaled_dot_product_attention(q, k, v, scale=scale, return_weights=True)
+    expected = exact_weights(q, k, dtype(scale))
+    assert 0 < np.count_nonzero((expected > 0.25) & (expected < 0.75))  # a tie is there
+    np.testing.assert_allclose(weights, expected, rtol=0, atol=8 * np.finfo(dtype).eps)
+    np.testing.assert_allclose(out, expected @ v.astype(np.float64), rtol=0,
+                               atol=32 * np.finfo(dtype).eps)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("case", EXTREME_SCALE_CASES)
+def test_extreme_scales_give_the_plain_paths_output_on_every_path(fast_everywhere, path, case):
+    dtype, q_size, k_size, scale = EXTREME_SCALE_CASES[case]
+    q, k, v = extreme_scale_inputs(dtype, q_size, k_size, L=7, S=9)
+    ref, _ = plain(q, k, v, scale=scale)
+    with np.errstate(over="raise", invalid="raise"):
+        out = PATHS[path](q, k, v, scale=scale)
+    assert np.isfinite(ref).all()
+    np.testing.assert_allclose(out, ref, rtol=0, atol=32 * np.finfo(dtype).eps)
+
+
+@pytest.mark.parametrize("case", EXTREME_SCALE_CASES)
+def test_extreme_scales_agree_with_torch(torch, case):
+    # PyTorch 2.13's math backend (3-axis inputs) scales query and key by sqrt(scale):
+    # finite here too, and the same weights.
+    dtype, q_size, k_size, scale = EXTREME_SCALE_CASES[case]
+    q, k, v = extreme_scale_inputs(dtype, q_size, k_size)
+    ours = scaled_dot_product_attention(q[None], k[None], v[None], scale=scale)
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.from_numpy(a[None]) for a in (q, k, v)), scale=scale).numpy()
+    assert np.isfinite(theirs).all()
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=32 * np.finfo(dtype).eps)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scores_beyond_the_largest_float_overflow_on_every_path_alike(fast_everywhere, dtype):
+    # The documented range: a score whose exact value is beyond the largest float
+    # overflows in any order; every path gives the same non-finite entries.
+    big = np.sqrt(np.finfo(dtype).max)
+    q, k, v = extreme_scale_inputs(dtype, big, big)
+    with np.errstate(all="ignore"):
+        ref, _ = plain(q, k, v, scale=4.0)
+        outs = [fn(q, k, v, scale=4.0) for fn in PATHS.values()]
+    assert not np.isfinite(ref).all()
+    for out in outs:
+        np.testing.assert_array_equal(np.isfinite(out), np.isfinite(ref))
+
+
+# -------------------------- issue 38, item 3: arguments of any real type, the kernel's errors
+SCALES = {  # a real number of another type, and the float it stands for
+    "Fraction(1, 2)": (Fraction(1, 2), 0.5),
+    "Fraction(2, 3)": (Fraction(2, 3), 2 / 3),
+    "int 2": (2, 2.0),
+    "int 2**70": (2**70, 2.0**70),
+    "numpy int64": (np.int64(3), 3.0),
+    "numpy uint8": (np.uint8(1), 1.0),
+    "numpy float16": (np.float16(0.25), 0.25),
+    "numpy float32": (np.float32(0.5), 0.5),
+    "numpy longdouble": (np.longdouble(0.125), 0.125),
+}
+
+
+@pytest.mark.parametrize("fn", [scaled_dot_product_attention, memory_efficient_attention])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", SCALES)
+def test_scale_of_any_real_type_is_the_real_number_it_is(fn, dtype, name):
+    scale, as_float = SCALES[name]
+    q, k, v = (a.astype(dtype) for a in np.random.default_rng(381).standard_normal((3, 4, 3)))
+    q /= 2.0**70 if as_float > 1e6 else 1.0  # scores of moderate size
+    out = fn(q, k, v, scale=scale)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out, fn(q, k, v, scale=as_float))
+
+
+TOO_BIG_OR_SMALL = {  # a real number that is inf or 0 in float32 and float64
+    "int 10**400": 10**400,
+    "int -10**400": -(10**400),
+    "int of 5000 digits (beyond str(int)'s default limit)": 10**5000,
+    "Fraction(10**400, 3)": Fraction(10**400, 3),
+    "Fraction(1, 10**400)": Fraction(1, 10**400),
+    "numpy longdouble 1e400": np.longdouble("1e400"),
+}
+
+
+@pytest.mark.parametrize("fn", [scaled_dot_product_attention, memory_efficient_attention])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", TOO_BIG_OR_SMALL)
+def test_scale_beyond_the_compute_dtype_gets_the_kernels_value_error(fn, dtype, name):
+    scale = TOO_BIG_OR_SMALL[name]
+    if name.startswith("numpy longdouble") and not np.isinf(np.float64(scale)):
+        pytest.skip("longdouble is float64 here: 1e400 is already inf")
+    q = np.ones((2, 3), dtype)
+    message = rf"^scale = .* is (-?inf|0\.0) in {np.dtype(dtype)}, the dtype"
+    with pytest.raises(ValueError, match=message):
+        fn(q, q, q, scale=scale)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).max < 1e401, reason="longdouble is float64 here")
+def test_huge_int_scale_is_accepted_where_the_compute_dtype_holds_it():
+    q = np.eye(2, dtype=np.longdouble) * np.longdouble("1e-400")
+    out = scaled_dot_product_attention(q, q, np.eye(2), scale=10**400)  # scores 1e-400, 0
+    assert out.dtype == np.longdouble and np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("scale", ["0.5", 1j, np.complex64(1), np.array(0.5), np.array([0.5]),
+                                   True, np.bool_(False), None.__class__])
+def test_scale_that_is_not_a_real_number_gets_the_kernels_type_error(scale):
+    q = np.ones((2, 3))
+    with pytest.raises(TypeError, match="^scale must be a real number"):
+        scaled_dot_product_attention(q, q, q, scale=scale)
+
+
+@pytest.mark.parametrize("scale", [float("nan"), -math.inf, np.float32("nan"), np.float16("inf")])
+def test_nan_or_infinite_scale_of_any_float_type_is_refused(scale):
+    q = np.ones((2, 3))
+    with pytest.raises(ValueError, match="^scale must be finite"):
+        scaled_dot_product_attention(q, q, q, scale=scale)
+
+
+@pytest.mark.parametrize("args", [(10**400,), (2**63,), (np.uint64(2**64 - 1),), (3, 10**400),
+                                  (2**40, 2**40)], ids=str)
+def test_causal_mask_sizes_numpy_cannot_index_get_the_kernels_value_error(args):
+    with pytest.raises(ValueError, match=r"^(L|S) = .* more than NumPy can index|^a mask of shape"):
+        attention.causal_mask(*args)
+
+
+@pytest.mark.parametrize("L", [np.int8(3), np.uint64(3), 3])
+def test_causal_mask_takes_any_integer_type(L):
+    np.testing.assert_array_equal(attention.causal_mask(L), np.tri(3, dtype=bool))
+
+
+@pytest.mark.parametrize("lengths", [[], (), np.array([]), np.array([], np.int32)], ids=repr)
+def test_padding_mask_of_no_sequences_is_empty(lengths):
+    mask = attention.padding_mask(lengths, 4)
+    assert mask.shape == (0, 4) and mask.dtype == np.bool_
+
+
+@pytest.mark.parametrize("lengths", [[10**400], [-(10**30), 1], [2**64], [2**63, 1]], ids=str)
+def test_padding_mask_lengths_beyond_int64_get_the_kernels_value_error(lengths):
+    with pytest.raises(ValueError, match=r"^every length must lie in \[0, S=3\], got"):
+        attention.padding_mask(lengths, 3)
+
+
+def test_padding_mask_mixed_integer_types_and_huge_S():
+    np.testing.assert_array_equal(attention.padding_mask([np.int64(2), np.uint8(1), 0], 2),
+                                  [[True, True], [True, False], [False, False]])
+    with pytest.raises(ValueError, match=r"^S = .* more than NumPy can index"):
+        attention.padding_mask([1], 10**400)
+    with pytest.raises(TypeError, match="^lengths must be integers"):
+        attention.padding_mask([Fraction(1, 1)], 3)
+
+
+@pytest.mark.parametrize("x", [np.array(2.0), np.float64(2.0), 2.0, 7, np.float32(-np.inf)],
+                         ids=repr)
+@pytest.mark.parametrize("axis", [-1, 0, None])
+def test_softmax_of_a_0d_input_gets_the_kernels_error(x, axis):
+    with pytest.raises(ValueError, match="^softmax normalises along an axis, but x is 0-d"):
+        attention.softmax(x, axis=axis)
+
+
+@pytest.mark.parametrize("axis,error,message", [
+    (10**400, ValueError, "^axis .* is out of range for x with shape"),
+    (2, ValueError, "^axis 2 is out of range for x with shape"),
+    (Fraction(1, 1), TypeError, "^axis must be an integer"),
+    (1.0, TypeError, "^axis must be an integer"),
+    (True, TypeError, "^axis must be an integer"),
+    ((0, -2), ValueError, "names an axis twice"),
+])
+def test_softmax_bad_axis_gets_the_kernels_error(axis, error, message):
+    with pytest.raises(error, match=message):
+        attention.softmax(np.ones((2, 3)), axis=axis)
+
+
+@pytest.mark.parametrize("axis", [np.int64(0), np.uint8(1), (np.int32(0), 1), None])
+def test_softmax_axis_of_any_integer_type(axis):
+    x = np.arange(6.0).reshape(2, 3)
+    expected = {0: (0,), 1: (1,), None: (0, 1)}.get(
+        axis if axis is None else (None if isinstance(axis, tuple) else int(axis)), (0, 1))
+    e = np.exp(x - x.max(axis=expected, keepdims=True))
+    np.testing.assert_allclose(attention.softmax(x, axis=axis),
+                               e / e.sum(axis=expected, keepdims=True), rtol=1e-15)
+
+
+@pytest.mark.parametrize("H", [10**400, 2**63, Fraction(2, 1)], ids=str)
+def test_multi_head_num_heads_of_any_size_gets_the_kernels_error(H):
+    rng = np.random.default_rng(382)
+    x = rng.standard_normal((4, 8))
+    with pytest.raises(ValueError, match="^num_heads must be a positive integer"):
+        multi_head_attention(x, x, x, H, **mha_params(rng))
+
+
+def test_multi_head_numpy_integer_heads_and_memory_efficient_huge_block_size():
+    rng = np.random.default_rng(383)
+    x = rng.standard_normal((4, 8))
+    p = mha_params(rng)
+    np.testing.assert_array_equal(multi_head_attention(x, x, x, np.int8(2), **p),
+                                  multi_head_attention(x, x, x, 2, **p))
+    np.testing.assert_array_equal(memory_efficient_attention(x, x, x, block_size=10**400),
+                                  memory_efficient_attention(x, x, x, block_size=4))
