@@ -121,3 +121,73 @@ def test_no_paragraph_tells_the_reader_to_skip_code(md):
     advice = [m.group(0) for c in nb.cells if c.cell_type == "markdown"
               for m in [SKIP_ADVICE.search(c.source)] if m]
     assert not advice, f"{md.name} tells the reader to skip something: {advice}"
+
+
+# Issue 33: a chapter prints what it measured, and shows a check only where a reader wants
+# the proof. Issue 34: it asks the reader at least five self-check questions. These tests
+# read every chapter; a branch that holds only some chapters' changes fails on the others
+# (the lead merges the chapters' branches before CI runs).
+MAX_FOLDED_CHECKS = 8
+MIN_SELF_CHECKS = 5
+# A stand-in for a measurement: a printed "(a bound", or the helpers that rounded a
+# measured value up to a power of ten so that every CPU printed the same constant.
+STAND_INS = ("(a bound", "power_of_ten_above", "BOUND")
+QUESTION_CALL = re.compile(
+    r"\b(number|shape|choice|wrong_output)_question\(\s*[\"']sc-[a-z0-9-]+[\"']")
+
+
+def folded_checks(md: Path) -> list[str]:
+    """The prompts of a chapter's folded checks: hide-cell code cells labelled 'Check: ...'."""
+    nb = jupytext.read(md)
+    prompts = []
+    for c in nb.cells:
+        if c.cell_type == "code" and "hide-cell" in c.metadata.get("tags", []):
+            prompt = c.metadata.get("mystnb", {}).get("code_prompt_show", "")
+            if prompt.startswith("Check:"):
+                prompts.append(prompt)
+    return prompts
+
+
+def self_checks(md: Path) -> list[str]:
+    """The ids of a chapter's self-check questions: remove-input code cells that ask one."""
+    nb = jupytext.read(md)
+    return [m.group(0) for c in nb.cells
+            if c.cell_type == "code" and "remove-input" in c.metadata.get("tags", [])
+            for m in QUESTION_CALL.finditer(c.source)]
+
+
+def test_the_counts_see_folded_checks_and_questions(tmp_path):
+    md = tmp_path / "x.md"
+    md.write_text(
+        "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+        "---\n\n```{code-cell} ipython3\n---\nmystnb:\n  code_prompt_show: 'Check: x'\n"
+        "tags: [hide-cell]\n---\nassert 1\n```\n\n```{code-cell} ipython3\n:tags: [hide-cell]"
+        "\n\nprint(1)\n```\n\n```{code-cell} ipython3\n:tags: [remove-input]\n\n"
+        "number_question(\n    \"sc-x-y\", \"Q?\", answer=a, tol=1e-3, right=\"r\")\n```\n\n"
+        "```{code-cell} ipython3\n:tags: [remove-cell]\n\nchoice_question('sc-x-z', 'Q?')\n```\n")
+    assert folded_checks(md) == ["Check: x"]
+    assert len(self_checks(md)) == 1
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_no_constant_stands_in_for_a_measurement(md):
+    text = md.read_text()
+    found = {s: text.count(s) for s in STAND_INS if s in text}
+    assert not found, (f"{md.name} prints a bound or a power of ten instead of what it "
+                       f"measured (print the value, `.1e` if it is rounding): {found}")
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_at_most_eight_folded_checks(md):
+    prompts = folded_checks(md)
+    assert len(prompts) <= MAX_FOLDED_CHECKS, (
+        f"{md.name} folds {len(prompts)} checks (at most {MAX_FOLDED_CHECKS}: keep those a "
+        f"reader wants as proof, run the others as remove-cell): {prompts}")
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_at_least_five_self_check_questions(md):
+    ids = self_checks(md)
+    assert len(ids) >= MIN_SELF_CHECKS, (
+        f"{md.name} asks {len(ids)} self-check questions (at least {MIN_SELF_CHECKS}, at "
+        "the ends of core sections: lib.selfcheck)")
