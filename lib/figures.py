@@ -708,7 +708,7 @@ def plot_softmax_error(scales, errors, *, eps, overflow=None, overflow_label=Non
     Both axes are logarithmic. Each entry of ``errors`` is drawn as a line with
     markers; a NaN entry (a computation that failed at that scale, for example one
     whose weights were NaN) is left out, so the line stops there. A grey dashed line
-    draws, for comparison, the first-order bound ``(2 * scales + bound_S) * eps`` on the
+    draws, for comparison, the first-order bound ``(3 * scales + bound_S) * eps`` on the
     relative error of a weight of a row of ``bound_S`` logits (notebook 05 derives it),
     or, without ``bound_S``, ``eps * scales``, the size of the rounding error of the
     largest logit. If ``overflow`` is given, the scales from it onwards are shaded and
@@ -733,7 +733,7 @@ def plot_softmax_error(scales, errors, *, eps, overflow=None, overflow_label=Non
         Legend entry of the shaded region; default ``"overflow"``.
     bound_S : int, optional
         Number of logits per row (positive): the reference line is then the first-order
-        bound ``(2 s + S) eps`` instead of ``eps * s``.
+        bound ``(3 s + S) eps`` instead of ``eps * s``.
 
     Returns
     -------
@@ -788,8 +788,8 @@ def plot_softmax_error(scales, errors, *, eps, overflow=None, overflow_label=Non
         ax.plot(scales, eps * scales, "--", color="0.6", linewidth=2, zorder=0,
                 label=r"$\varepsilon \cdot s$")
     else:
-        ax.plot(scales, (2 * scales + bound_S) * eps, "--", color="0.6", linewidth=2,
-                zorder=0, label=rf"first-order bound $(2s + {int(bound_S)})\,\varepsilon$")
+        ax.plot(scales, (3 * scales + bound_S) * eps, "--", color="0.6", linewidth=2,
+                zorder=0, label=rf"first-order bound $(3s + {int(bound_S)})\,\varepsilon$")
     if overflow is not None:
         ax.axvspan(overflow, scales.max() * 1.5, color="0.92", zorder=-1,
                    label=overflow_label or "overflow")

@@ -419,8 +419,8 @@ def test_plot_softmax_error_draws_the_first_order_bound_when_given_S():
     fig = figures.plot_softmax_error([1.0, 10.0, 100.0], {"a": [1e-7, 1e-6, 1e-5]},
                                      eps=1e-7, bound_S=64)
     reference = fig.axes[0].lines[1]
-    np.testing.assert_allclose(reference.get_ydata(), (2 * np.array([1.0, 10.0, 100.0]) + 64) * 1e-7)
-    assert "(2s + 64)" in reference.get_label()
+    np.testing.assert_allclose(reference.get_ydata(), (3 * np.array([1.0, 10.0, 100.0]) + 64) * 1e-7)
+    assert "(3s + 64)" in reference.get_label()
     plt.close(fig)
 
 
