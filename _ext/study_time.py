@@ -37,6 +37,7 @@ from study_time_rule import (  # noqa: F401  (re-exported: tests and scripts use
     LIST_MARKER,
     Line,
     MINUTES_PER_EXERCISE,
+    MINUTES_PER_QUESTION,
     Notebook,
     OPTION,
     READ_CODE,

@@ -5,7 +5,8 @@ into minutes, so a time changes when the text does:
 
     minutes = prose words / WORDS_PER_MINUTE
             + code lines * SECONDS_PER_CODE_LINE / 60
-            + exercises * MINUTES_PER_EXERCISE,
+            + exercises * MINUTES_PER_EXERCISE
+            + questions * MINUTES_PER_QUESTION,
 
 rounded to the nearest ROUND_TO minutes (halves up), never below ROUND_TO.
 
@@ -20,6 +21,10 @@ What is counted, in a notebook's MyST source (notebooks/NN_name.md):
 * code lines: the non-blank lines of code cells, and of displayed code blocks (a fence with
   no directive, or `{code-block}`), without the cells tagged `remove-cell` (the hidden
   Colab setup cell), their options and their metadata.
+* questions: the self-check questions, code cells tagged `remove-input` that call one of
+  lib.selfcheck's `*_question` functions. The reader sees the question, not the cell's
+  code, so its lines are not counted as code to read; MINUTES_PER_QUESTION is the time to
+  read the question, answer it and read what the page answers back.
 * exercises: the `{exercise}` directives. An exercise's statement and solution are also
   read (their words and code lines count); MINUTES_PER_EXERCISE is the time to attempt it.
 
@@ -54,6 +59,7 @@ WORDS_PER_MINUTE = 100          # dense technical prose with mathematics, read w
 # the same time per character of code.)
 SECONDS_PER_CODE_LINE = 5
 MINUTES_PER_EXERCISE = 12       # attempt an exercise before opening its solution
+MINUTES_PER_QUESTION = 1        # read a self-check question, answer it, read the feedback
 ROUND_TO = 5                    # minutes
 CORE_PATH_LIMIT = 60            # minutes: the longest core path allowed
 CORE_EXERCISES = 2              # exercises on every core path
@@ -62,6 +68,7 @@ CONSTANTS = {
     "WORDS_PER_MINUTE": WORDS_PER_MINUTE,
     "SECONDS_PER_CODE_LINE": SECONDS_PER_CODE_LINE,
     "MINUTES_PER_EXERCISE": MINUTES_PER_EXERCISE,
+    "MINUTES_PER_QUESTION": MINUTES_PER_QUESTION,
     "ROUND_TO": ROUND_TO,
     "CORE_PATH_LIMIT": CORE_PATH_LIMIT,
     "CORE_EXERCISES": CORE_EXERCISES,
@@ -82,6 +89,8 @@ WORD = re.compile(r"[^\W_]")
 # A code line counts when it holds more than brackets and commas: a formatter's line that
 # only closes a call or a list (`)`, `],`) is not read.
 READ_CODE = re.compile(r"[^\s()\[\]{},]")
+# A self-check question's cell (lib/selfcheck.py): it shows the question, not its code.
+QUESTION_CALL = re.compile(r"\b(?:number|shape|choice|wrong_output)_question\(")
 TITLED = {"admonition", "exercise", "dropdown", "topic", "sidebar"}   # an argument is a title
 
 
@@ -92,10 +101,11 @@ class Counts:
     words: int = 0
     code_lines: int = 0
     exercises: int = 0
+    questions: int = 0
 
     def __add__(self, other: "Counts") -> "Counts":
         return Counts(self.words + other.words, self.code_lines + other.code_lines,
-                      self.exercises + other.exercises)
+                      self.exercises + other.exercises, self.questions + other.questions)
 
 
 def minutes(counts: Counts) -> int:
@@ -103,9 +113,11 @@ def minutes(counts: Counts) -> int:
 
     >>> minutes(Counts(words=1000, code_lines=100, exercises=1))  # 10 + 10 + 12 = 32
     30
+    >>> minutes(Counts(words=1000, questions=5))  # 10 + 5 = 15
+    15
     """
     raw = (counts.words / WORDS_PER_MINUTE + counts.code_lines * SECONDS_PER_CODE_LINE / 60
-           + counts.exercises * MINUTES_PER_EXERCISE)
+           + counts.exercises * MINUTES_PER_EXERCISE + counts.questions * MINUTES_PER_QUESTION)
     return max(ROUND_TO, int(raw / ROUND_TO + 0.5) * ROUND_TO)
 
 
@@ -164,6 +176,7 @@ class Line:
     exercise: str | None = None     # the label of an exercise that opens on this line
     solution: str | None = None     # the exercise label of a solution that opens here
     closes: str | None = None       # the directive name a closing fence ends
+    question: bool = False          # a self-check question's cell opens on this line
 
 
 def classify(lines: list[str]) -> list[Line]:
@@ -216,6 +229,9 @@ def classify(lines: list[str]) -> list[Line]:
                 if isinstance(tags, str):
                     tags = yaml.safe_load(tags) or []
                 kind = "hidden" if "remove-cell" in tags else "code"
+                if "remove-input" in tags and QUESTION_CALL.search(
+                        "\n".join(cell_body(lines, j, fence))):
+                    kind, out[i].question = "hidden", True
             elif not directive or name in ("code-block", "code", "sourcecode"):
                 kind = "code"
             else:
@@ -244,16 +260,27 @@ def classify(lines: list[str]) -> list[Line]:
     return out
 
 
+def cell_body(lines: list[str], start: int, fence) -> list[str]:
+    """The lines of a fenced block from line `start` up to its closing fence."""
+    char, length = fence["fence"][0], len(fence["fence"])
+    for end in range(start, len(lines)):
+        close = FENCE.match(lines[end])
+        if close and close["fence"][0] == char and len(close["fence"]) >= length \
+                and not close["info"]:
+            return lines[start:end]
+    return lines[start:]
+
+
 def total(lines: list[Line]) -> Counts:
     return Counts(sum(x.words for x in lines), sum(x.code for x in lines),
-                  sum(1 for x in lines if x.exercise))
+                  sum(1 for x in lines if x.exercise), sum(1 for x in lines if x.question))
 
 
 def count(text: str) -> Counts:
     """The counts of a whole MyST text (prose words, code lines, exercises).
 
     >>> count("# Title\\n\\nTwo words.\\n\\n```{code-cell} ipython3\\nx = 1\\n\\ny = 2\\n```\\n")
-    Counts(words=3, code_lines=2, exercises=0)
+    Counts(words=3, code_lines=2, exercises=0, questions=0)
     """
     return total(classify(split_front_matter(text)[1]))
 

@@ -139,6 +139,35 @@ def test_the_rule_adds_reading_code_and_exercises_and_rounds():
     assert times == sorted(times)
 
 
+QUESTION_CELL = """\
+Some prose of five words.
+
+```{code-cell} ipython3
+:tags: [remove-input]
+
+number_question(
+    "sc-toy-one",
+    "A question?",
+    answer=float(x),
+    right="Because.",
+)
+```
+
+```{code-cell} ipython3
+:tags: [remove-input]
+
+shown_but_not_a_question(x)
+```
+"""
+
+
+def test_a_question_cell_counts_one_question_and_no_code_lines():
+    # the question cell's code is hidden from the reader; the other remove-input cell's
+    # code is hidden too, but it is no question: its line is counted as before
+    assert count(QUESTION_CELL) == Counts(words=5, code_lines=1, questions=1)
+    assert minutes(Counts(questions=10)) == 10 * study_time.MINUTES_PER_QUESTION
+
+
 def test_a_missing_core_path_label_is_a_problem():
     broken = SYNTHETIC.replace("nb-toy-one, toy-ex-a", "nb-toy-none, toy-ex-a")
     problems = analyse(broken, "toy").problems

@@ -77,7 +77,7 @@ def test_instructor_guide_shows_the_study_time_table_and_the_rule():
     guide = GUIDE.read_text()
     assert "```{study-time-table}" in guide
     for constant in ("WORDS_PER_MINUTE", "SECONDS_PER_CODE_LINE", "MINUTES_PER_EXERCISE",
-                     "ROUND_TO"):
+                     "MINUTES_PER_QUESTION", "ROUND_TO"):
         assert f"{{study-time-constant}}`{constant}`" in guide, constant
     assert "seven and a half hours" not in guide
     assert "either order" not in guide
