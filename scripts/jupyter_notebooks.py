@@ -14,7 +14,8 @@ notebooks/<name>.ipynb:
 MyST that Jupyter and Colab do not render becomes Markdown that they do: glued values as
 the page prints them (myst-nb's own formatting); `{ref}`/`{numref}` as the page's text
 ("Section 3.4", "Fig. 3.1", "Exercise 3.2"), a link to the site's page when the target is in
-another page; `{cite:p}`/`{cite:t}` as "(Vaswani et al., 2017)" / "Vaswani et al. (2017)"
+another page (in the student edition, to the student site `student_site.url` of _config.yml,
+or, when that is unset, no link: the text alone, since the full site shows every solution); `{cite:p}`/`{cite:t}` as "(Vaswani et al., 2017)" / "Vaswani et al. (2017)"
 with a reference list at the end; the study-time roles as the times and core path the page
 prints (_ext/study_time_rule.py); exercises as a bold heading line and their body;
 admonitions as block quotes; each figure's caption and alt text as Markdown under it; each
@@ -104,13 +105,23 @@ KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "nam
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 
 
-def site_url() -> str:
-    """The published site: html.baseurl, or the GitHub Pages address of repository.url."""
-    base = (CONFIG.get("html") or {}).get("baseurl")
+def site_url(edition: str = "reader", config: dict | None = None) -> str | None:
+    """The published site an `edition`'s links go to. The reader (full) edition: html.baseurl,
+    or the GitHub Pages address of repository.url. The student edition: `student_site.url`
+    (the student edition's site, which the instructor publishes), or None when it is unset:
+    the full site is one click from every solution, so a student notebook then links no
+    page at all (Chapter.reference_text writes the link's text alone)."""
+    config = CONFIG if config is None else config
+    if edition == "student":
+        url = (config.get("student_site") or {}).get("url")
+        return url.rstrip("/") if url else None
+    if edition != "reader":
+        raise ValueError(f"edition must be 'reader' or 'student', not {edition!r}")
+    base = (config.get("html") or {}).get("baseurl")
     if base:
         return base.rstrip("/")
     owner, repo = re.match(r"https://github\.com/([^/]+)/([^/]+?)/?$",
-                           CONFIG["repository"]["url"]).groups()
+                           config["repository"]["url"]).groups()
     return f"https://{owner}.github.io/{repo}"
 
 
@@ -278,8 +289,10 @@ def latex_text(text: str) -> str:
 class Chapter:
     """One notebook's MyST Markdown converted to the Markdown Jupyter renders."""
 
-    def __init__(self, name: str, book: Book, bibliography: Bibliography, reference=None):
+    def __init__(self, name: str, book: Book, bibliography: Bibliography, reference=None,
+                 edition: str = "reader"):
         self.name, self.doc, self.book, self.bib = name, f"notebooks/{name}", book, bibliography
+        self.site = site_url(edition)   # where links to other pages go; None: no links
         self.reference = reference or nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
         self.glued, self.cited = {}, []
         for cell in self.reference.cells:
@@ -424,7 +437,7 @@ class Chapter:
             doc = str((Path(self.doc).parent / label).resolve().relative_to(ROOT)) \
                 if not label.startswith("/") else label.lstrip("/")
             title = text or doc
-            return title if doc == self.doc else f"[{title}]({site_url()}/{doc}.html)"
+            return title if doc == self.doc or not self.site else f"[{title}]({self.site}/{doc}.html)"
         target = self.book.labels.get(label)
         if target is None:
             raise KeyError(f"{self.name}: no target for {{{role}}}`{label}`")
@@ -436,9 +449,9 @@ class Chapter:
         else:
             shown = target.title or target.number or label
         shown = self.inline(shown)
-        if target.doc == self.doc:
+        if target.doc == self.doc or not self.site:
             return shown
-        return f"[{shown}]({site_url()}/{target.doc}.html#{label})"
+        return f"[{shown}]({self.site}/{target.doc}.html#{label})"
 
     def references(self) -> str | None:
         if not self.cited:
@@ -596,7 +609,7 @@ except {missing}:
 def convert(name: str, edition: str, book: Book, bibliography: Bibliography, pngs: bool = True):
     """The `edition` ("reader" or "student") notebook of notebooks/<name>.ipynb (without the
     explorers' PNGs if `pngs` is false)."""
-    chapter = Chapter(name, book, bibliography)
+    chapter = Chapter(name, book, bibliography, edition=edition)
     student = edition == "student"
     cells, cell_id = [], CellIds()
     state = {"gated": None, "opened": False, "exercise": None}

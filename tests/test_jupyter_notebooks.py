@@ -340,3 +340,77 @@ def test_a_question_s_myst_is_converted_as_the_page_s(chapter):
     assert "As Fig. 3.1 shows?" in text and "**A.** yes, $a_{ij}$" in text
     assert "See (Vaswani et al., 2017)." in text and "**If you answered B:** It does." in text
     assert not RAW_MYST.search(text)
+
+
+# --------------------------- the student edition's links: the student site or none (issue 37)
+FULL_SITE = jn.site_url("reader")
+STUDENT_SITE = "https://example.org/course-student"
+# a Markdown link to one of the course's pages (a notebook or a chapter page), on any host
+PAGE_LINK = re.compile(r"\]\((?P<url>https?://[^)\s]*?/(?P<page>(?:notebooks|chapters)/[^)\s]*\.html)"
+                       r"(?:#[^)\s]*)?)\)")
+
+
+def page_links(nb) -> list[re.Match]:
+    return [m for c in nb.cells if c.cell_type == "markdown" for m in PAGE_LINK.finditer(c.source)]
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_committed_student_notebooks_link_no_page_of_the_full_site(md):
+    # The full site is one click from every solution. The committed student files link the
+    # student site of _config.yml (student_site.url) or, while it is unset, no page at all;
+    # the reader notebooks keep their links to the full site.
+    student_site = jn.site_url("student")
+    for path in (ROOT / "notebooks" / "student" / f"{md.stem}{s}" for s in (".ipynb", ".md")):
+        assert FULL_SITE not in path.read_text(), f"{path.name} links the full site"
+    links = page_links(notebook("student", md))
+    if student_site is None:
+        assert not links, [m["url"] for m in links]
+    else:
+        assert all(m["url"].startswith(student_site + "/") for m in links)
+    reader = page_links(notebook("reader", md))
+    assert all(m["url"].startswith(FULL_SITE + "/") for m in reader)
+
+
+def test_reader_notebooks_still_link_the_full_site():
+    assert sum(len(page_links(notebook("reader", md))) for md in SOURCES) > 0
+
+
+@pytest.fixture(scope="module")
+def book_and_bib():
+    return jn.Book.read(), jn.Bibliography()
+
+
+@pytest.mark.parametrize("name", ["03_masking", "08_real_model"])
+def test_with_a_student_site_set_the_student_links_go_there(name, book_and_bib, monkeypatch):
+    monkeypatch.setitem(jn.CONFIG, "student_site", {"url": STUDENT_SITE + "/"})
+    student = jn.convert(name, "student", *book_and_bib, pngs=False)
+    reader = jn.convert(name, "reader", *book_and_bib, pngs=False)
+    links, reader_links = page_links(student), page_links(reader)
+    assert links, "the chapter links other pages: the test needs some"
+    assert all(m["url"].startswith(STUDENT_SITE + "/") for m in links), [m["url"] for m in links]
+    assert FULL_SITE not in nbformat.writes(student)
+    # the same pages as the reader edition links (less those only its solutions link)
+    assert {m["page"] for m in links} <= {m["page"] for m in reader_links}
+    assert all(m["url"].startswith(FULL_SITE + "/") for m in reader_links)
+
+
+@pytest.mark.parametrize("name", ["03_masking", "08_real_model"])
+def test_without_a_student_site_the_student_links_are_plain_text(name, book_and_bib,
+                                                                  monkeypatch):
+    monkeypatch.setitem(jn.CONFIG, "student_site", {"url": None})
+    student = jn.convert(name, "student", *book_and_bib, pngs=False)
+    assert not page_links(student) and FULL_SITE not in nbformat.writes(student)
+    chapter = jn.Chapter(name, book_and_bib[0], book_and_bib[1], edition="student")
+    assert chapter.text("{ref}`ch-notation`") == "Notation"
+    assert chapter.text("{doc}`the guide <../chapters/instructor_guide>`") == "the guide"
+
+
+def test_site_url_per_edition():
+    config = {"repository": {"url": "https://github.com/you/your-course"}}
+    assert jn.site_url("reader", config) == "https://you.github.io/your-course"
+    assert jn.site_url("student", config) is None
+    assert jn.site_url("student", {**config, "student_site": {"url": None}}) is None
+    assert jn.site_url("student", {**config, "student_site": {"url": STUDENT_SITE + "/"}}) \
+        == STUDENT_SITE
+    with pytest.raises(ValueError, match="edition"):
+        jn.site_url("teacher", config)
