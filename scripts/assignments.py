@@ -210,7 +210,7 @@ def wrap_whole(source: str) -> str:
 def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.NotebookNode, dict]:
     """Otter's input notebook for one chapter, and a summary of its questions."""
     book, bibliography = book or Book.read(), bibliography or Bibliography()
-    conv = Chapter(md.stem, book, bibliography)
+    conv = Chapter(md.stem, book, bibliography, edition="student")  # links to the student site
     source = jupytext.read(md)
     name = md.stem
     cells = [raw("# ASSIGNMENT CONFIG\n" + yaml.safe_dump(assignment_config(name), sort_keys=False))]
