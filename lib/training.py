@@ -19,8 +19,9 @@ backward pass is five matrix products [1]_ [2]_:
 
 The third is the softmax Jacobian :math:`J = \operatorname{diag}(a) - aa^\top` applied to
 each row, :math:`J\,da = a \odot (da - a^\top da)`, without forming :math:`J`. The same
-products are the backward pass of FlashAttention [3]_ (its Algorithm 4, which recomputes
-:math:`A` block by block instead of storing it), and what PyTorch's autograd computes for
+products are the backward pass of FlashAttention [3]_ (its Appendix B, which recomputes
+:math:`A` block by block instead of storing it, and writes the row sum as
+:math:`\operatorname{rowsum}(dO \odot O)`, the same number), and what PyTorch's autograd computes for
 its ``scaled_dot_product_attention`` [4]_ (``tests/test_training.py`` checks them against
 it in float64). Names and conventions are those of ``lib/attention.py``: ``query``
 (..., L, E), ``key`` (..., S, E), ``value`` (..., S, Ev); a boolean ``attn_mask`` means
@@ -34,7 +35,7 @@ References
        Sec. 6.5 (back-propagation) and Sec. 6.2.2.3 (the softmax and its gradient).
        https://www.deeplearningbook.org
 .. [3] T. Dao et al., "FlashAttention: fast and memory-efficient exact attention with
-       IO-awareness", NeurIPS 2022, Appendix B.2 (the backward pass).
+       IO-awareness", NeurIPS 2022, Appendix B (the backward pass).
        https://arxiv.org/abs/2205.14135
 .. [4] PyTorch documentation, ``torch.nn.functional.scaled_dot_product_attention``.
        https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
@@ -126,7 +127,7 @@ def attention_backward(query, key, value, grad_output, attn_mask=None, *, is_cau
 
     References
     ----------
-    .. [1] T. Dao et al., "FlashAttention", NeurIPS 2022, Appendix B.2.
+    .. [1] T. Dao et al., "FlashAttention", NeurIPS 2022, Appendix B.
     .. [2] I. Goodfellow, Y. Bengio and A. Courville, "Deep Learning", 2016, Sec. 6.5.
 
     Examples
