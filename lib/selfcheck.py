@@ -25,8 +25,7 @@ extensions), the Markdown is instead a ``{selfcheck}`` directive holding the dat
 ``_ext/selfcheck.py`` turns into the question on the page (its math typeset by KaTeX at
 build time) and ``_ext/selfcheck.js`` answers back, in the browser, with no server.
 
-:meth:`Question.check` grades an answer as the page does (the browser tests compare the
-two), and :func:`check` does so by a question's id in a running notebook.
+:meth:`Question.check` grades an answer as the page does (the tests compare the two).
 """
 
 import itertools
@@ -37,15 +36,13 @@ import os
 import re
 
 __all__ = ["Question", "number_question", "shape_question", "choice_question",
-           "wrong_output_question", "check", "parse_number", "parse_shape", "MIME",
-           "SITE_BUILD_ENV"]
+           "wrong_output_question", "markdown_from_data", "parse_number", "parse_shape",
+           "MIME", "SITE_BUILD_ENV"]
 
 MIME = "application/vnd.course.selfcheck+json"
 SITE_BUILD_ENV = "COURSE_SITE_BUILD"      # as lib.explorers: set by the site's extensions
 ID = re.compile(r"^sc-[a-z0-9]+(?:-[a-z0-9]+)+$")
 KINDS = ("number", "shape", "choice", "wrong_output")
-# The questions made in this process, by id, for check(); a cell run again replaces its own.
-_QUESTIONS: dict = {}
 
 
 def _fail(qid, message):
@@ -106,7 +103,7 @@ def _wrong_explanations(qid, wrong):
 
 def _decimals(tol):
     """Decimals that show a number to well within its tolerance."""
-    return max(0, math.ceil(-math.log10(tol))) + 1
+    return max(0, math.ceil(-math.log10(tol)))
 
 
 def _round(x, tol):
@@ -116,7 +113,7 @@ def _round(x, tol):
 
 
 def format_number(x, tol):
-    """x with the decimals its tolerance calls for (``0.1234`` for ``tol=5e-3``)."""
+    """x with the decimals its tolerance calls for (``0.123`` for ``tol=5e-3``)."""
     return f"{x:.{_decimals(tol)}f}"
 
 
@@ -171,6 +168,38 @@ def parse_shape(text):
     return tuple(int(p) for p in parts)
 
 
+def markdown_from_data(data, text=lambda markdown: markdown):
+    """A question's Markdown for Jupyter and Colab, from its data (:meth:`Question.data`):
+    its text and options, then its answer and each classic wrong answer's explanation
+    folded in ``<details>``. ``text`` converts each Markdown text (the notebooks'
+    converter turns MyST roles into plain Markdown with it)."""
+    kind = data["kind"]
+    parts = [f"**Check yourself.** {text(data['text'])}"]
+    if kind == "choice":
+        parts.append("\n".join(f"- **{chr(ord('A') + i)}.** {text(o)}"
+                               for i, o in enumerate(data["options"])))
+    elif kind == "wrong_output":
+        for i, o in enumerate(data["options"]):
+            parts.append(f"Output {i + 1}:\n\n```text\n{o}\n```")
+    parts.append("*" + {"number": f"Answer with a number (within \u00b1{data.get('tol', 0):g} "
+                                  "counts as right), then open the answer below.",
+                        "shape": "Answer with a shape, such as (2, 4, 3), then open the "
+                                 "answer below.",
+                        "choice": "Choose your option, then open the answer below."
+                        if len(data.get("correct", [])) == 1 else "Several options are "
+                        "right: choose them, then open the answer below.",
+                        "wrong_output": "Find the wrong output, then open the answer below.",
+                        }[kind] + "*")
+    fold = [f"**The answer: {data['answer_text']}.** {text(data['right'])}"]
+    for wrong in data["wrong"]:
+        fold.append(f"**If you answered {wrong['label']}:** {text(wrong['why'])}")
+    if data.get("hint"):
+        fold.append(f"**Any other answer:** {text(data['hint'])}")
+    parts.append("<details>\n<summary>Show the answer</summary>\n\n"
+                 + "\n\n".join(fold) + "\n\n</details>")
+    return "\n\n".join(parts) + "\n"
+
+
 class Question:
     """A self-check question; made by :func:`number_question`, :func:`shape_question`,
     :func:`choice_question` or :func:`wrong_output_question`, which validate it.
@@ -198,7 +227,6 @@ class Question:
         self.tol = fields.get("tol")
         self.options = fields.get("options")
         self.correct = fields.get("correct")
-        _QUESTIONS[qid] = self
 
     # ---- what the reader sees --------------------------------------------------------
     def answer_text(self):
@@ -298,30 +326,9 @@ class Question:
         return json.dumps(self.data(), ensure_ascii=False, allow_nan=False,
                           separators=(",", ":"))
 
-    def markdown(self, heading="**Check yourself.**"):
-        """The question for Jupyter and Colab: its text and options, then the answer and
-        each classic wrong answer's explanation folded in ``<details>``."""
-        parts = [f"{heading} {self.text}"]
-        if self.kind == "choice":
-            parts.append("\n".join(f"- **{self.label(i)}.** {o}"
-                                   for i, o in enumerate(self.options)))
-        elif self.kind == "wrong_output":
-            for i, o in enumerate(self.options):
-                parts.append(f"Output {i + 1}:\n\n```text\n{o}\n```")
-        if self.kind == "number":
-            parts.append(f"*Answer with a number; within \u00b1{self.tol:g} counts as right.*")
-        elif self.kind == "shape":
-            parts.append("*Answer with a shape, such as (2, 4, 3).*")
-        elif self.kind == "choice" and len(self.correct) > 1:
-            parts.append("*Several options are right.*")
-        fold = [f"**Answer: {self.answer_text()}.** {self.right}"]
-        for key, why in self.wrong:
-            fold.append(f"**If you answered {self.key_text(key)}:** {why}")
-        if self.hint:
-            fold.append(f"**Any other answer:** {self.hint}")
-        parts.append("<details>\n<summary>Show the answer</summary>\n\n"
-                     + "\n\n".join(fold) + "\n\n</details>")
-        return "\n\n".join(parts) + "\n"
+    def markdown(self):
+        """The question for Jupyter and Colab (see :func:`markdown_from_data`)."""
+        return markdown_from_data(self.data())
 
     def directive(self):
         """The MyST the site renders (``_ext/selfcheck.py`` defines the directive)."""
@@ -565,42 +572,3 @@ def wrong_output_question(id, text, *, outputs, correct, right, wrong=None, hint
     pairs = _explained(id, len(outputs), correct, wrong, hint, "output")
     return Question("wrong_output", id, text, right, pairs, hint, options=outputs,
                     correct=correct)
-
-
-def check(question_id, answer):
-    """Grade an answer to a question made in this notebook, and print the verdict.
-
-    Parameters
-    ----------
-    question_id : str
-        The question's id (``sc-...``), as its cell shows.
-    answer : str, number, tuple, int or list of int
-        A number (or its text), a shape (or its text), or the chosen option's index
-        (``0`` for A) or indices.
-
-    Returns
-    -------
-    bool
-        True when the answer is right.
-
-    Raises
-    ------
-    KeyError
-        No question with this id was made in this process (run its cell first).
-
-    Examples
-    --------
-    >>> _ = number_question("sc-demo-third", "One third?", answer=1 / 3, tol=1e-3,
-    ...                     right="Yes.")
-    >>> check("sc-demo-third", "1/3")
-    Correct. Yes.
-    True
-    """
-    if question_id not in _QUESTIONS:
-        raise KeyError(f"no self-check question {question_id!r} in this notebook yet: "
-                       "run the cell that asks it first")
-    verdict, why = _QUESTIONS[question_id].check(answer)
-    heading = {"correct": "Correct.", "wrong": "Not quite.",
-               "unreadable": "That is not an answer I can read."}[verdict]
-    print(f"{heading} {why}".strip())
-    return verdict == "correct"

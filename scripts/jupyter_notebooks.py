@@ -17,7 +17,10 @@ the page prints them (myst-nb's own formatting); `{ref}`/`{numref}` as the page'
 another page; `{cite:p}`/`{cite:t}` as "(Vaswani et al., 2017)" / "Vaswani et al. (2017)"
 with a reference list at the end; the study-time roles as the times and core path the page
 prints (_ext/study_time_rule.py); exercises as a bold heading line and their body;
-admonitions as block quotes; each figure's caption and alt text as Markdown under it. No
+admonitions as block quotes; each figure's caption and alt text as Markdown under it; each
+self-check question (a code cell whose output is a lib.selfcheck.Question) as a Markdown
+cell, its answer and explanations folded in `<details>`, in both editions; headings
+numbered as the page numbers them ("## 3.4. Title"), since the text says "Section 3.4". No
 `(label)=` line, no `remove-cell` cell (the Colab install cell is kept, its source
 collapsed: it is a no-op outside Colab), no otter test configuration cell; glue's own
 outputs (no renderer in Jupyter) and the explorers' HTML fallback (JupyterLab would prefer
@@ -68,6 +71,10 @@ READER = NOTEBOOKS / "reader"
 STUDENT = NOTEBOOKS / "student"
 sys.path.insert(0, str(ROOT / "_ext"))
 import study_time_rule  # noqa: E402  (the rule the site's study-time roles print)
+
+sys.path.insert(0, str(ROOT))
+from lib.selfcheck import MIME as SELFCHECK_MIME  # noqa: E402
+from lib.selfcheck import markdown_from_data  # noqa: E402
 
 MYST = (MarkdownIt("commonmark").enable("table").use(myst_role_plugin).use(myst_block_plugin)
         .use(colon_fence_plugin).use(dollarmath_plugin).use(amsmath_plugin))
@@ -505,6 +512,48 @@ def collapse(cell, source=True, outputs=True) -> None:
         jupyter["outputs_hidden"] = True
 
 
+# ------------------------------------------------- self-check questions, heading numbers
+def question_data(cell) -> dict | None:
+    """The data of the self-check question a code cell asks (lib/selfcheck.py), or None."""
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if SELFCHECK_MIME in data:
+            return data[SELFCHECK_MIME]
+    return None
+
+
+def question_markdown(data: dict, chapter: "Chapter") -> str:
+    """A self-check question as Markdown that Jupyter and Colab render: the question and
+    its options, then the answer and each classic wrong answer's explanation folded in
+    `<details>` (lib.selfcheck.markdown_from_data), its MyST converted as the page's."""
+    return markdown_from_data(data, text=chapter.text).rstrip("\n")
+
+
+def number_headings(source: str, chapter: int | None, counts: list) -> tuple[str, list]:
+    """A Markdown cell's headings numbered as the page numbers them ("# 2. Title",
+    "## 2.3. Title", as Sphinx's numbered toctree does), and the section counters after
+    it (`counts`, as Book.add_markdown keeps them). Unnumbered chapters stay as they are."""
+    if chapter is None:
+        return source, counts
+    lines = source.split("\n")
+    for token in MYST.parse(source):
+        if token.type != "heading_open" or token.level != 0 or not token.map:
+            continue
+        depth = int(token.tag[1]) - 1
+        if depth == 0:
+            number = f"{chapter}."
+        else:
+            counts = (counts + [0] * depth)[:depth]
+            counts[-1] += 1
+            number = ".".join(map(str, [chapter, *counts])) + "."
+        line = lines[token.map[0]]
+        hashes = re.match(r"^ {0,3}#+[ \t]+", line)
+        if hashes is None:       # a setext heading (underlined): not used by the chapters
+            raise ValueError(f"chapter {chapter}: write the heading {line!r} with #")
+        lines[token.map[0]] = f"{hashes[0]}{number} {line[hashes.end():]}"
+    return "\n".join(lines), counts
+
+
 def convert(name: str, edition: str, book: Book, bibliography: Bibliography, pngs: bool = True):
     """The `edition` ("reader" or "student") notebook of notebooks/<name>.ipynb (without the
     explorers' PNGs if `pngs` is false)."""
@@ -523,8 +572,14 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
         summary = f"Solution to {number}" + (" (continued)" if continued else "")
         return f"<details>\n<summary>{summary}</summary>\n\n{body.strip()}\n\n</details>"
 
+    headings = {"chapter": book.chapters.get(name), "counts": []}
     for cell in chapter.reference.cells:
         base = cell.get("id") or f"{name}-{len(cells)}"
+        question = question_data(cell) if cell.cell_type == "code" else None
+        if question is not None:
+            if not (state["gated"] and student):
+                markdown(question_markdown(question, chapter), base)
+            continue
         if cell.cell_type == "code":
             tags = cell.metadata.get("tags", [])
             if TEST_CONFIG.match(cell.source):
@@ -573,6 +628,8 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
             continue
         if cell.cell_type != "markdown":
             continue
+        source, headings["counts"] = number_headings(cell.source, headings["chapter"],
+                                                     headings["counts"])
         pieces = []
 
         def emit():
@@ -580,7 +637,7 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                 markdown("\n\n".join(pieces), base)
             pieces.clear()
 
-        for seg in chapter.segments(cell.source):
+        for seg in chapter.segments(source):
             if isinstance(seg, str):
                 if state["gated"]:
                     if not student:

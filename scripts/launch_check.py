@@ -11,7 +11,8 @@ jupyterlab Then, in that environment, the pinned JupyterLab (requirements-jupyte
            opens every notebooks/reader/ and notebooks/student/ notebook through the URL a
            Binder button uses (lab/tree/<path>), one after another. It fails on raw MyST in
            a rendered Markdown cell, solution text visible without a click (reader) or
-           present at all (student), an explorer not drawn as a Vega-Lite chart, a notebook
+           present at all (student), a self-check question not rendered or its answer
+           visible without a click, an explorer not drawn as a Vega-Lite chart, a notebook
            marked modified on opening (e.g. by the PNG JupyterLab's Vega renderer adds to a
            chart's output that has none), or an error when a student notebook runs (Run All; the
            reader notebooks run in the colab check). Screenshots of each first screen, its
@@ -404,6 +405,23 @@ def what_changed(opened: dict, nb) -> str:
     return "; ".join(changes[:3]) or "neither its metadata nor an output's MIME types"
 
 
+def selfcheck_problems(seen: dict, nb) -> list[str]:
+    """The self-check questions (issue 34; scripts/jupyter_notebooks.py makes each a
+    Markdown cell): JupyterLab renders each, with "Show the answer" folded, and shows
+    no answer before the reader opens it."""
+    asked = sum(c.cell_type == "markdown" and c.source.startswith("**Check yourself.**")
+                for c in nb.cells)
+    rendered = [i for i, text in enumerate(seen["markdown"]) if text.startswith("Check yourself.")]
+    problems = []
+    if len(rendered) != asked:
+        problems.append(f"{asked} self-check questions but {len(rendered)} rendered")
+    shown = [i for i in rendered if "The answer:" in seen["shown"][i]
+             or "Show the answer" not in seen["shown"][i]]
+    if shown:
+        problems.append(f"{len(shown)} self-check answers visible without a click")
+    return problems
+
+
 def lab_problems(edition: str, name: str, seen: dict, nb) -> list[str]:
     """What is wrong with one notebook as JupyterLab shows it."""
     sys.path.insert(0, str(ROOT))
@@ -425,6 +443,7 @@ def lab_problems(edition: str, name: str, seen: dict, nb) -> list[str]:
         problems.append(f"marked modified on opening (changed: {what_changed(seen['model'], nb)})")
     if explorer_count(nb) and seen["charts"] < explorer_count(nb):
         problems.append(f"{explorer_count(nb)} explorers but {seen['charts']} Vega-Lite charts drawn")
+    problems += selfcheck_problems(seen, nb)
     return problems
 
 

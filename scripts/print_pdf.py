@@ -9,7 +9,8 @@ already typeset: the build writes KaTeX's HTML into the page (`html_math_rendere
 katex_static`, _ext/katex_math.py), so printing only waits for KaTeX's fonts (all of them
 are loaded before printing) and fails if a formula was left untypeset. Then the page gets a
 title page (title, edition, version from pyproject.toml) and a table of contents that
-links to every chapter, every solution is opened (the full edition shows them unfolded; the
+links to every chapter, the self-check questions' answers go to their chapter's end,
+every solution is opened (the full edition shows them unfolded; the
 student edition has none) while the chapters' folded checks stay folded, and each chapter
 starts on a new page. The PDF has an outline
 (bookmarks) and page numbers.
@@ -94,6 +95,59 @@ PREPARE = """([title, edition, version]) => {
   return docs.length;
 }"""
 
+# The self-check questions (issue 34; _ext/selfcheck.py) stay in place, numbered in their
+# chapter ("Check yourself 3.2"), without their input (paper cannot answer back); their
+# answers, with each classic wrong answer's explanation, go to the chapter's end.
+SELFCHECK_ANSWERS = """() => {
+  let total = 0;
+  for (const chapter of document.querySelectorAll("section.course-part")) {
+    const boxes = [...chapter.querySelectorAll("div.selfcheck")];
+    if (!boxes.length) continue;
+    const number = (chapter.querySelector(":scope > h1 .section-number, :scope > h2 .section-number")
+                    ?.textContent || "").replace(/[.\\s]+$/, "");
+    const end = document.createElement("section");
+    end.className = "selfcheck-answers";
+    end.innerHTML = "<h2>Answers to the self-check questions</h2>";
+    boxes.forEach((box, i) => {
+      const name = `Check yourself ${number ? number + "." : ""}${i + 1}`;
+      box.querySelector(".selfcheck-label").textContent = name;
+      box.querySelector(".selfcheck-label").id ||= box.id + "-label";
+      const item = document.createElement("div");
+      item.className = "selfcheck-printed-answer";
+      const title = document.createElement("p");
+      const link = Object.assign(document.createElement("a"), {href: "#" + box.id});
+      link.innerHTML = `<strong>${name}</strong>`;
+      title.append(link);
+      item.append(title);
+      const answer = box.querySelector(".selfcheck-answer").cloneNode(true);
+      answer.hidden = false;
+      answer.className = "selfcheck-printed-answer-body";
+      item.append(answer);
+      for (const why of box.querySelectorAll('.selfcheck-feedback[data-label]')) {
+        const copy = why.cloneNode(true);
+        copy.hidden = false;
+        copy.className = "selfcheck-printed-wrong";
+        const lead = document.createElement("strong");
+        lead.textContent = `If you answered ${why.dataset.label}: `;
+        (copy.querySelector("p") || copy).prepend(lead);
+        item.append(copy);
+      }
+      end.append(item);
+    });
+    chapter.append(end);
+    total += boxes.length;
+  }
+  return total;
+}"""
+
+SELFCHECK_CSS = """
+.selfcheck-answers { break-before: page; }
+div.selfcheck .selfcheck-label { text-transform: none !important; letter-spacing: 0 !important; }
+.selfcheck-printed-answer { break-inside: avoid; margin-bottom: 0.8em; }
+.selfcheck-printed-answer p { margin: 0.2em 0; }
+.selfcheck-printed-wrong { margin-left: 1.2em; }
+"""
+
 # The math as the build wrote it: each `.math` element holds KaTeX's HTML; a formula KaTeX
 # could not parse is a `.math-error` (the -W build fails on it first). Every font of the
 # page (KaTeX's, the theme's icon font) is loaded first: printing does not wait for a font
@@ -176,13 +230,16 @@ def print_pdf(site: Path, output: Path, student: bool) -> int:
             page.evaluate(LINK_FIRST, [f"_static/{n}" for n in missing_theme_stylesheets(site, book)])
             page.add_style_tag(content=PRINT_CSS)
             documents = page.evaluate(PREPARE, [title, edition, project["version"]])
+            questions = page.evaluate(SELFCHECK_ANSWERS)
+            page.add_style_tag(content=SELFCHECK_CSS)
             page.emulate_media(media="print")
             math = page.evaluate(MATH_READY)
             if not math["formulas"] or not math["katex"] or math["untypeset"] or math["failed"]:
                 raise SystemExit(f"{site}: the math is not typeset by KaTeX as the build should "
                                  f"have done it ({math})")
             print(f"  loaded in {time.monotonic() - started:.0f} s: {math['formulas']} formulas, "
-                  f"{math['fonts']} fonts ({math['katex']} KaTeX)", file=sys.stderr)
+                  f"{math['fonts']} fonts ({math['katex']} KaTeX), {questions} self-check "
+                  "questions", file=sys.stderr)
             page.wait_for_timeout(500)
             output.parent.mkdir(parents=True, exist_ok=True)
             page.pdf(path=str(output), format="A4", print_background=True, outline=True,

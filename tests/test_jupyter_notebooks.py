@@ -274,3 +274,69 @@ def test_citations_read_as_author_year_with_a_reference_list(chapter):
 def test_labels_and_comments_are_dropped_and_admonitions_quoted(chapter):
     text = "(a-label)=\n% a comment\n:::{admonition} Note\nBody $x$.\n:::"
     assert chapter.text(text) == "> **Note**\n>\n> Body $x$."
+
+
+# ------------------------------------- self-check questions and heading numbers (issue 34)
+def questions_of(reference: Path) -> list[dict]:
+    nb = nbformat.read(reference, as_version=4)
+    return [d for c in nb.cells if c.cell_type == "code" and (d := jn.question_data(c))]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("reference", REFERENCES, ids=lambda p: p.stem)
+def test_questions_are_markdown_with_the_answer_folded(edition, reference):
+    # Each question the reference asks is, in both editions, one Markdown cell in the
+    # same order: its text, then the answer and the explanations in <details>; no code
+    # cell is left holding a question's output.
+    chapter = jn.Chapter(reference.stem, jn.Book.read(), jn.Bibliography())
+    wanted = [jn.question_markdown(d, chapter) for d in questions_of(reference)]
+    nb = notebook(edition, reference)
+    found = [c.source for c in nb.cells
+             if c.cell_type == "markdown" and c.source.startswith("**Check yourself.**")]
+    assert found == wanted
+    assert not [c for c in nb.cells if c.cell_type == "code" and jn.question_data(c)]
+    for source in found:
+        question, _, folded = source.partition("<details>")
+        assert "The answer:" not in question and "The answer:" in folded
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_headings_are_numbered_as_the_page_numbers_them(edition, md):
+    # The text says "Section 3.4"; the notebook's headings carry the same numbers as the
+    # page's (Sphinx's numbered toctree): "# 3. Title", "## 3.1. Title", in order.
+    number = chapter_number(md)
+    headings = [line for c in notebook(edition, md).cells if c.cell_type == "markdown"
+                for line in c.source.split("\n") if re.match(r"#{1,6} ", line)
+                and line != "## References"]
+    assert headings[0].startswith(f"# {number}. ")
+    sections = [h for h in headings if h.startswith("## ")]
+    assert sections and all(h.startswith(f"## {number}.{k}. ")
+                            for k, h in enumerate(sections, start=1)), sections
+    book = jn.Book.read()
+    for label, target in book.labels.items():   # where the text's "Section 3.4" points
+        if target.doc == f"notebooks/{md.stem}" and (target.number or "").startswith("Section"):
+            numbered = target.number.split()[1] + "."
+            assert any(h.split(" ", 2)[1] == numbered for h in sections), (label, numbered)
+
+
+def test_number_headings_counts_as_sphinx_and_leaves_code_alone():
+    text = "# Title\n\n```python\n# a comment, not a heading\n```\n\n## First\n\n### Inner"
+    numbered, counts = jn.number_headings(text, 4, [])
+    assert numbered == ("# 4. Title\n\n```python\n# a comment, not a heading\n```\n\n"
+                        "## 4.1. First\n\n### 4.1.1. Inner")
+    again, counts = jn.number_headings("## Second", 4, counts)
+    assert again == "## 4.2. Second" and counts == [2]
+    assert jn.number_headings("## Preface", None, []) == ("## Preface", [])
+
+
+def test_a_question_s_myst_is_converted_as_the_page_s(chapter):
+    from lib.selfcheck import choice_question
+
+    q = choice_question("sc-masking-demo", "As {numref}`fig-masking-causal` shows?",
+                        options=["yes, {math}`a_{ij}`", "no"], correct=0,
+                        right="See {cite:p}`vaswani2017`.", wrong={1: "It does."})
+    text = jn.question_markdown(q.data(), chapter)
+    assert "As Fig. 3.1 shows?" in text and "**A.** yes, $a_{ij}$" in text
+    assert "See (Vaswani et al., 2017)." in text and "**If you answered B:** It does." in text
+    assert not RAW_MYST.search(text)

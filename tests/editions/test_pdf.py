@@ -160,3 +160,32 @@ def test_folded_checks_print_folded_under_their_label():
     assert not missing, f"check labels not in the full PDF: {missing[:5]}"
     # and not their code: no check cell's assert line is printed
     assert "assert rel_grouped < tol_ex < rel_ungrouped" not in text
+
+
+def chapter_questions():
+    """(chapter number, the data of each self-check question) of every chapter with any."""
+    from lib.selfcheck import MIME
+    for chapter, name in enumerate(NOTEBOOKS, start=1):
+        nb = nbformat.read(ROOT / f"{name}.ipynb", 4)
+        found = [o["data"][MIME] for c in nb.cells for o in c.get("outputs", [])
+                 if MIME in o.get("data", {})]
+        if found:
+            yield chapter, found
+
+
+def test_self_check_questions_in_place_and_their_answers_at_the_chapter_s_end(edition):
+    """Issue 34: each question prints where the page asks it, numbered in its chapter
+    ("Check yourself 3.2"), and again, with its answer, under "Answers to the self-check
+    questions" at the chapter's end; both editions (the questions are for learning)."""
+    text = squash(pdf_text(edition))
+    asked = list(chapter_questions())
+    assert asked, "no chapter asks a self-check question"
+    assert text.count("Answers to the self-check questions") >= len(asked)
+    for chapter, questions in asked:
+        for k, data in enumerate(questions, start=1):
+            name = f"Check yourself {chapter}.{k}"
+            where = [m.start() for m in re.finditer(re.escape(name) + r"(?!\d)", text)]
+            assert len(where) >= 2, f"{edition}: {name} ({data['id']}) printed {len(where)}×"
+            answers = text[where[-1]:]
+            answer = squash(data["answer_text"].replace("`", ""))
+            assert f"The answer: {answer}" in answers[:600], f"{edition}: {name}'s answer"
