@@ -997,10 +997,10 @@ def training_explorer(run, x_probe, *, is_causal=True, scale=None):
                           "text": {"field": "loss", "format": ".3f"}}},
         ],
     }
-    description = (f"Left, the {L} by {L} attention weights of one held-out sequence at the "
+    description = (f"The {L} by {L} attention weights of one held-out sequence at the "
                    "gradient step chosen by the slider (row i is query i, the causal mask "
-                   "leaves the upper triangle at 0); right, the training loss at every "
-                   "step on a logarithmic axis, with the chosen step marked.")
+                   "leaves the upper triangle at 0), and the training loss at every step "
+                   "on a logarithmic axis, with the chosen step marked.")
     spec = _spec(description, params, {"cells": cells, "losses": losses},
                  {"hconcat": [weights_panel, loss_panel]})
     return Explorer(
