@@ -857,3 +857,153 @@ def online_softmax_explorer():
         "online", "the online softmax, block by block", description, spec,
         "The interactive chart needs the course's site or JupyterLab; the cells above "
         "compute the same updates by hand.")
+
+
+# ------------------------------------------------------------------ chapter 9: training
+__all__.extend(["training_grid", "training_explorer"])
+
+
+def training_grid(run, x_probe, *, is_causal=True, scale=None):
+    """Chapter 9's grid: a probe sequence's weights at every recorded step of a run.
+
+    Parameters
+    ----------
+    run : lib.training.TrainingRun
+        What :func:`lib.training.train_head` recorded: the projections at the steps
+        ``run.recorded`` and the loss at every step.
+    x_probe : array_like, shape (L, D)
+        One sequence of token vectors, whose attention weights the chart shows.
+    is_causal, scale
+        As the run was trained (``head_attention``'s arguments).
+
+    Returns
+    -------
+    cells : list of dict
+        ``{"s": step, "i": query, "j": key, "w": weight}`` for every recorded step and
+        every pair, the weights of :func:`lib.training.head_attention`.
+    losses : list of dict
+        ``{"s": step, "loss": loss}`` for every step of the run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lib.training import init_head, previous_token_task, train_head
+    >>> from lib.explorers import training_grid
+    >>> rng = np.random.default_rng(0)
+    >>> x, _, target = previous_token_task(4, 3, 2, rng)
+    >>> run = train_head(x, target, *init_head(5, 2, 2, rng), steps=4, lr=1.0,
+    ...                  record_every=2)
+    >>> cells, losses = training_grid(run, x[0])
+    >>> len(cells), len(losses)        # 3 recorded steps x 9 pairs; 5 losses
+    (27, 5)
+    """
+    from lib.training import head_attention  # chapter 9's module, imported where used
+
+    x_probe = np.asarray(x_probe, dtype=np.float64)
+    if x_probe.ndim != 2:
+        raise ValueError(f"x_probe must be one sequence of shape (L, D), got shape "
+                         f"{x_probe.shape}")
+    cells = []
+    for step, weights in zip(run.recorded, run.weights):
+        _, w = head_attention(x_probe, *weights, is_causal=is_causal, scale=scale,
+                              return_weights=True)  # (L, L)
+        L = w.shape[0]
+        cells.extend({"s": int(step), "i": i, "j": j, "w": _round(w[i, j])}
+                     for i in range(L) for j in range(L))
+    losses = [{"s": s, "loss": _round(v)} for s, v in enumerate(run.losses)]
+    return cells, losses
+
+
+def training_explorer(run, x_probe, *, is_causal=True, scale=None):
+    """Chapter 9's explorer: scrub through the steps of a training run.
+
+    A slider chooses a recorded step; the chart shows the attention weights of one
+    probe sequence at that step (computed with :func:`lib.training.head_attention` from
+    the projections recorded then, :func:`training_grid`), and the loss at every step
+    with the chosen one marked.
+
+    Parameters
+    ----------
+    run, x_probe, is_causal, scale
+        As for :func:`training_grid`.
+
+    Returns
+    -------
+    Explorer
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lib.training import init_head, previous_token_task, train_head
+    >>> from lib.explorers import training_explorer
+    >>> rng = np.random.default_rng(0)
+    >>> x, _, target = previous_token_task(4, 3, 2, rng)
+    >>> run = train_head(x, target, *init_head(5, 2, 2, rng), steps=4, lr=1.0,
+    ...                  record_every=2)
+    >>> training_explorer(run, x[0]).spec["params"][1]["bind"]["step"]
+    2
+    """
+    cells, losses = training_grid(run, x_probe, is_causal=is_causal, scale=scale)
+    recorded = [int(s) for s in run.recorded]
+    every = recorded[1] - recorded[0] if len(recorded) > 1 else 1
+    if any(b - a != every for a, b in zip(recorded, recorded[1:])):
+        raise ValueError(f"the run must be recorded at evenly spaced steps (a slider's "
+                         f"steps), got {recorded}")
+    L = int(np.sqrt(len(cells) // len(recorded)))
+    params = [_range("step", "gradient step", recorded[0], recorded[0], recorded[-1], every)]
+    now = {"filter": "datum.s == step"}
+    axes = {"x": {"field": "j", "type": "ordinal", "title": "key j",
+                  "axis": {"labelAngle": 0, "orient": "top"}},
+            "y": {"field": "i", "type": "ordinal", "title": "query i"}}
+    weights_panel = {
+        "name": "weights_panel", "title": "attention weights of a held-out sequence",
+        "width": 240, "height": 240,
+        "data": {"name": "cells"},
+        "transform": [now],
+        "layer": [
+            {"mark": {"type": "rect", "stroke": {"expr": MUTED}, "strokeWidth": 0.5},
+             "encoding": {**axes, "color": {
+                 "field": "w", "type": "quantitative", "legend": None,
+                 "scale": {"domain": [0, 1], "scheme": "blues"}}}},
+            {"mark": {"type": "text", "fontSize": 11},
+             "encoding": {**axes, "text": {"field": "w", "format": ".1f"},
+                          "color": {"condition": {"test": "datum.w > 0.55",
+                                                  "value": "#ffffff"},
+                                    "value": "#1f1f1f"}}},
+        ],
+    }
+    top = max(v["loss"] for v in losses)
+    bottom = min(v["loss"] for v in losses)
+    domain = [10 ** math.floor(math.log10(bottom)), 10 ** math.ceil(math.log10(top))]
+    loss_panel = {
+        "name": "loss_panel", "title": "training loss (nats)",
+        "width": 240, "height": 240,
+        "layer": [
+            {"data": {"name": "losses"},
+             "mark": {"type": "line", "color": {"expr": MARK}},
+             "encoding": {"x": {"field": "s", "type": "quantitative",
+                                "title": "gradient step"},
+                          "y": {"field": "loss", "type": "quantitative", "title": "loss",
+                                "scale": {"type": "log", "domain": domain}}}},
+            {"name": "loss_now", "data": {"name": "losses"}, "transform": [now],
+             "mark": {"type": "point", "filled": True, "size": 90,
+                      "color": {"expr": ACCENT}},
+             "encoding": {"x": {"field": "s", "type": "quantitative"},
+                          "y": {"field": "loss", "type": "quantitative"}}},
+            {"data": {"name": "losses"}, "transform": [now],
+             "mark": {"type": "text", "align": "left", "dx": 8, "dy": -10},
+             "encoding": {"x": {"field": "s", "type": "quantitative"},
+                          "y": {"field": "loss", "type": "quantitative"},
+                          "text": {"field": "loss", "format": ".3f"}}},
+        ],
+    }
+    description = (f"The {L} by {L} attention weights of one held-out sequence at the "
+                   "gradient step chosen by the slider (row i is query i, the causal mask "
+                   "leaves the upper triangle at 0), and the training loss at every step "
+                   "on a logarithmic axis, with the chosen step marked.")
+    spec = _spec(description, params, {"cells": cells, "losses": losses},
+                 {"hconcat": [weights_panel, loss_panel]})
+    return Explorer(
+        "training", "a head learning, step by step", description, spec,
+        "The interactive chart needs the course's site or JupyterLab; the figures above "
+        "show the weights before and after training, and the loss.")

@@ -1173,3 +1173,115 @@ def plot_attention_heads(weights, tokens, *, heads=None, titles=None, ncols=2,
     bar.set_label("attention weight", fontsize=fontsize)
     bar.ax.tick_params(labelsize=fontsize)
     return fig
+
+
+# --- training notebook (09) ---------------------------------------------------------
+__all__.extend(["plot_training_curves", "plot_bilinear_form"])
+
+
+def plot_training_curves(curves, *, ylabel="training loss (nats)", log=True, ax=None):
+    """Draw one or more curves against the gradient step: a loss, or a share of queries.
+
+    Parameters
+    ----------
+    curves : dict of str to array_like
+        Label -> values at steps 0, 1, 2, ... (one value per step; the curves may differ
+        in length).
+    ylabel : str
+        The vertical axis' label.
+    log : bool, default True
+        A logarithmic vertical axis (labelled in plain numbers), for a loss that falls by
+        orders of magnitude.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into; by default a new figure 5.5 x 3.6 in.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If ``curves`` is empty, a curve is not 1-D and nonempty, or (with ``log``) not
+        positive.
+
+    Examples
+    --------
+    >>> fig = plot_training_curves({"loss": [2.0, 1.0, 0.5]})
+    >>> fig.axes[0].lines[0].get_ydata().tolist(), fig.axes[0].get_yscale()
+    ([2.0, 1.0, 0.5], 'log')
+    >>> plt.close(fig)
+    """
+    if not curves:
+        raise ValueError("curves is empty: give at least one label -> values")
+    if ax is None:
+        fig, ax = new_figure(width=5.5, height=3.6)
+    else:
+        fig = ax.figure
+    styles = ["-", "--", ":", "-."]
+    for n, (label, values) in enumerate(curves.items()):
+        values = np.asarray(values, dtype=float)
+        if values.ndim != 1 or values.size == 0 or (log and np.any(values <= 0)):
+            raise ValueError(f"curve {label!r} must be a nonempty 1-D array"
+                             f"{' of positive values' if log else ''}, got shape "
+                             f"{values.shape}")
+        ax.plot(np.arange(values.size), values, styles[n % 4], color=f"C{n}",
+                linewidth=2, label=label)
+    if log:
+        ax.set_yscale("log")
+        _plain_log_ticks(ax)
+    ax.set_xlabel("gradient step")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", color="0.9")
+    ax.legend(frameon=False)
+    return _legible(fig)
+
+
+def plot_bilinear_form(matrix, row_labels, col_labels, *, title=None, width=5.6):
+    """Draw a matrix such as W_Q W_K^T as a heatmap on a colour scale centred at 0.
+
+    Red is positive, blue negative, white 0; the scale is symmetric about 0 and set by
+    the largest absolute entry.
+
+    Parameters
+    ----------
+    matrix : array_like, shape (m, n)
+    row_labels, col_labels : sequence of str, lengths m and n
+        Tick labels (rows: the query's features, columns: the key's).
+    title : str, optional
+    width : float, default 5.6
+        Width of the figure in inches (the height follows the matrix's shape).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If ``matrix`` is not 2-D or the labels do not match its shape.
+
+    Examples
+    --------
+    >>> fig = plot_bilinear_form(np.eye(2), ["a", "b"], ["c", "d"])
+    >>> fig.axes[0].images[0].get_clim()
+    (-1.0, 1.0)
+    >>> plt.close(fig)
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.ndim != 2 or matrix.shape != (len(row_labels), len(col_labels)):
+        raise ValueError(f"matrix of shape {matrix.shape} needs {matrix.shape[0]} row "
+                         f"labels and {matrix.shape[-1]} column labels, got "
+                         f"{len(row_labels)} and {len(col_labels)}")
+    m, n = matrix.shape
+    fig, ax = new_figure(width=width, height=width * m / n * 0.92)
+    top = float(np.abs(matrix).max()) or 1.0
+    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-top, vmax=top)
+    ax.set_xticks(range(n), col_labels, rotation=90)
+    ax.set_yticks(range(m), row_labels)
+    ax.set_xlabel("key feature")
+    ax.set_ylabel("query feature")
+    if title:
+        ax.set_title(title)
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    return _legible(fig)

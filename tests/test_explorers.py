@@ -238,3 +238,80 @@ def test_the_site_build_sets_the_variable_the_explorers_read():
     # _ext/explorers.py cannot import lib (Sphinx loads it alone): the name is written twice
     source = (Path(__file__).resolve().parents[1] / "_ext" / "explorers.py").read_text()
     assert f'os.environ["{ex.SITE_BUILD_ENV}"] = "1"' in source
+
+
+# ------------------------------------------------------------------ chapter 9: training
+def _training_run():
+    """A small run of chapter 9's task, recorded every 5 steps, and a probe sequence."""
+    from lib.training import init_head, previous_token_task, train_head
+    rng = np.random.default_rng(909)
+    x, _, target = previous_token_task(16, 5, 4, rng)
+    probe, _, _ = previous_token_task(1, 5, 4, rng)
+    w = init_head(9, 4, 4, rng, std=1 / np.sqrt(2))
+    return train_head(x, target, *w, steps=60, lr=4.0, record_every=5), probe[0]
+
+
+@pytest.fixture(scope="module")
+def training():
+    run, probe = _training_run()
+    return run, probe, ex.training_explorer(run, probe)
+
+
+def test_training_grid_is_the_heads_weights_at_every_recorded_step(training):
+    from lib.training import head_attention
+    run, probe, explorer = training
+    cells = explorer.spec["datasets"]["cells"]
+    assert len(cells) == len(run.recorded) * 5 * 5
+    by_step = {}
+    for c in cells:
+        by_step.setdefault(c["s"], np.zeros((5, 5)))[c["i"], c["j"]] = c["w"]
+    assert sorted(by_step) == list(run.recorded)
+    for step, weights in zip(run.recorded, run.weights):
+        _, expected = head_attention(probe, *weights, is_causal=True, return_weights=True)
+        np.testing.assert_allclose(by_step[step], expected, atol=ATOL, rtol=0)
+    # the point of the chapter, visible in the grid: the previous-token pattern appears
+    i = np.arange(1, 5)
+    assert by_step[run.recorded[-1]][i, i - 1].min() > by_step[0][i, i - 1].max()
+
+
+def test_training_losses_are_the_runs_at_every_step(training):
+    run, _, explorer = training
+    losses = explorer.spec["datasets"]["losses"]
+    assert [row["s"] for row in losses] == list(range(len(run.losses)))
+    np.testing.assert_allclose([row["loss"] for row in losses], run.losses, atol=ATOL)
+
+
+def test_training_slider_walks_the_recorded_steps(training):
+    run, _, explorer = training
+    bind = {p["name"]: p for p in explorer.spec["params"]}["step"]["bind"]
+    assert (bind["min"], bind["max"], bind["step"]) == (0, run.recorded[-1], 5)
+    assert bind["input"] == "range" and bind["name"].strip()
+
+
+def test_training_explorer_rejects_uneven_records_and_a_batch_probe():
+    from lib.training import TrainingRun
+    run, probe = _training_run()
+    uneven = TrainingRun(run.losses, run.weights[:3], np.array([0, 5, 15]))
+    with pytest.raises(ValueError, match="evenly spaced"):
+        ex.training_explorer(uneven, probe)
+    with pytest.raises(ValueError, match=r"\(L, D\)"):
+        ex.training_explorer(run, probe[None])
+
+
+def test_training_explorer_is_small_selects_only_and_valid(training, monkeypatch):
+    explorer = training[2]
+    body = explorer.to_json().encode()
+    assert len(body) < 150_000 and len(gzip.compress(body, 6)) < 60_000
+    for expr in expressions(explorer.spec):
+        assert not re.search(r"\b(exp|log|pow\s*\(\s*E\b|sum)\s*\(", expr), expr
+    assert '"aggregate"' not in json.dumps(explorer.spec)
+    assert len(explorer.spec["description"]) > 60
+    monkeypatch.setenv(ex.SITE_BUILD_ENV, "1")
+    page = explorer._repr_mimebundle_()["text/html"]
+    assert page.startswith('<div class="explorer" id="explorer-training"')
+    if SCHEMA.exists():
+        jsonschema = pytest.importorskip("jsonschema")
+        schema = json.loads(SCHEMA.read_text())
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        errors = [e.message[:200] for e in validator.iter_errors(explorer.spec)]
+        assert not errors, errors

@@ -646,3 +646,92 @@ out_causal, w_causal = multi_head_attention(
 ''',
     },
 ]
+
+# Chapter 9 (09_training): appended by the chapter's author.
+WRONG_ANSWERS += [
+    {
+        "id": "dz-without-the-row-mean",
+        "chapter": "09_training",
+        "question": "train-ex-backward",
+        "message": "subtract each row's weighted mean",
+        "public": True,
+        "answer": '''
+def my_backward(query, key, value, grad_output, attn_mask):
+    c = 1 / np.sqrt(query.shape[-1])
+    _, A = scaled_dot_product_attention(query, key, value, attn_mask=attn_mask,
+                                        return_weights=True)
+    dV = A.T @ grad_output
+    dZ = A * (grad_output @ value.T)  # diag(a) da only: the -a a^T da term is missing
+    return c * dZ @ key, c * dZ.T @ query, dV
+''',
+    },
+    {
+        "id": "backward-without-the-scale",
+        "chapter": "09_training",
+        "question": "train-ex-backward",
+        "message": "Did you leave out c?",
+        "public": True,
+        "answer": '''
+def my_backward(query, key, value, grad_output, attn_mask):
+    _, A = scaled_dot_product_attention(query, key, value, attn_mask=attn_mask,
+                                        return_weights=True)
+    dA = grad_output @ value.T
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
+    return dZ @ key, dZ.T @ query, A.T @ grad_output
+''',
+    },
+    {
+        "id": "rank-cut-with-the-kernels-default-scale",
+        "chapter": "09_training",
+        "question": "train-ex-rank",
+        "message": "check the scale",
+        "public": True,
+        "answer": '''
+U, sigma, Vt = np.linalg.svd(M)
+smallest = []
+for r in range(1, d + 1):
+    M_r = (U[:, :r] * sigma[:r]) @ Vt[:r]
+    _, A_r = scaled_dot_product_attention(x_test @ M_r, x_test, x_test,
+                                          is_causal=True, return_weights=True)
+    smallest.append(A_r[:, i, i - 1].min())
+r_min = 1 + int(np.argmax(np.array(smallest) >= 0.9))
+''',
+    },
+]
+
+RIGHT_ANSWERS += [
+    {
+        "id": "backward-with-each-rows-jacobian",
+        "chapter": "09_training",
+        "question": "train-ex-backward",
+        "answer": '''
+def my_backward(query, key, value, grad_output, attn_mask):
+    scale = query.shape[-1] ** -0.5
+    _, weights = scaled_dot_product_attention(query, key, value, attn_mask=attn_mask,
+                                              return_weights=True)
+    grad_weights = grad_output @ value.T
+    grad_scores = np.zeros_like(weights)
+    for n, a in enumerate(weights):  # J = diag(a) - a a^T, row by row
+        grad_scores[n] = (np.diag(a) - np.outer(a, a)) @ grad_weights[n]
+    return (scale * grad_scores @ key, scale * grad_scores.T @ query,
+            weights.T @ grad_output)
+''',
+    },
+    {
+        "id": "rank-cut-with-own-scores",
+        "chapter": "09_training",
+        "question": "train-ex-rank",
+        "answer": '''
+from lib.attention import softmax
+u, s, vt = np.linalg.svd(run.final[0] @ run.final[1].T)
+smallest = []
+for r in range(1, d + 1):
+    scores = x_test @ (u[:, :r] * s[:r]) @ vt[:r] @ x_test.transpose(0, 2, 1) / np.sqrt(d)
+    scores = np.where(np.tril(np.ones((L_task, L_task), bool)), scores, -np.inf)
+    a = softmax(scores)
+    idx = np.arange(1, L_task)
+    smallest.append(float(a[:, idx, idx - 1].min()))
+r_min = next(r for r in range(1, d + 1) if smallest[r - 1] >= 0.9)
+''',
+    },
+]
