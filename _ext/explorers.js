@@ -108,6 +108,7 @@
   // 150 graphics nodes, read as a run of numbers).
   const fixed = (x, n = 2) => Number(x).toFixed(n);
   const VALUE_TEXT = {
+    step: (v) => `step ${v}`,
     log2E: (v) => `E = ${2 ** v}`,
     T: (v) => `T = ${fixed(v, 1)}`,
     angle: (v) => `${v} degrees`,
@@ -122,6 +123,15 @@
   const MASK_NAMES = { none: "no mask", causal: "causal mask", padding: "padding mask",
                        window: "sliding window" };
   const SUMMARIES = {
+    training: (d, s) => {
+      const rows = {};
+      for (const c of d.weights_panel_layer_0_marks) (rows[c.i] ??= []).push(c);
+      const prev = Object.keys(rows).filter((i) => i > 0).sort((a, b) => a - b)
+        .map((i) => fixed(rows[i].find((c) => c.j == i - 1).w));
+      const [now] = d.loss_now_marks;
+      return `step ${s("step")}: loss ${fixed(now.loss, 3)}; weight of each query on ` +
+        `the previous token ${prev.join(", ")}.`;
+    },
     temperature: (d, s) => {
       const w = d.weights_marks.sort((a, b) => a.key - b.key).map((x) => fixed(x.weight));
       const [row] = d.numbers_layer_0_marks;

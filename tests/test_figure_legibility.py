@@ -102,6 +102,17 @@ BUILDERS = {
         **{"heads": [0, 3, 7], "titles": ["head 0: previous token", "head 3: most on [CLS]",
                                           "head 7: most on [SEP]"]} if "heads" in kw else {},
         **_literal(kw, "heads", "titles"))},
+    "09_training": {
+        "plot_training_curves": lambda kw: figures.plot_training_curves(
+            {"scaled by 1/sqrt(d)": np.logspace(0.4, -2.4, 401),
+             "no division": np.logspace(0.4, -0.2, 401)}, **_literal(kw)),
+        "plot_attention_heads": lambda kw: figures.plot_attention_heads(
+            np.tril(np.full((2, 8, 8), 0.125)), [str(p) for p in range(8)],
+            **_literal(kw)),
+        "plot_bilinear_form": lambda kw: figures.plot_bilinear_form(
+            rng.standard_normal((16, 16)),
+            [f"t{t}" for t in range(8)] + [f"p{p}" for p in range(8)],
+            [f"t{t}" for t in range(8)] + [f"p{p}" for p in range(8)], **_literal(kw))},
 }
 
 

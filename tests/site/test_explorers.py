@@ -25,7 +25,8 @@ from lib.attention import (causal_mask, memory_efficient_attention, padding_mask
 
 EXPLORER_PAGES = {"hull": "notebooks/01_span.html", "masks": "notebooks/03_masking.html",
                   "temperature": "notebooks/04_scaling.html",
-                  "online": "notebooks/07_memory_efficient.html"}
+                  "online": "notebooks/07_memory_efficient.html",
+                  "training": "notebooks/09_training.html"}
 SCRIPTS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "explorers.js")
 MARKER = '<div class="explorer" '
 SECTION = ".bd-article > section > section"   # what _ext/explorers.js watches

@@ -247,7 +247,8 @@ def test_printed_code_fits_79_columns_and_nothing_is_cut(open_page, page):
 
 EXPLORERS = {"hull": "notebooks/01_span.html", "masks": "notebooks/03_masking.html",
              "temperature": "notebooks/04_scaling.html",
-             "online": "notebooks/07_memory_efficient.html"}
+             "online": "notebooks/07_memory_efficient.html",
+             "training": "notebooks/09_training.html"}
 DRAWN = """async (name) => {
   document.querySelector(`#explorer-${name}`).scrollIntoView();
   await window.courseExplorersReady;
