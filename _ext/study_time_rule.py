@@ -21,10 +21,7 @@ What is counted, in a notebook's MyST source (notebooks/NN_name.md):
 * code lines: the non-blank lines of code cells, and of displayed code blocks (a fence with
   no directive, or `{code-block}`), without the cells tagged `remove-cell` (the hidden
   Colab setup cell), their options and their metadata.
-* questions: the self-check questions, code cells tagged `remove-input` that call one of
-  lib.selfcheck's `*_question` functions. The reader sees the question, not the cell's
-  code, so its lines are not counted as code to read; MINUTES_PER_QUESTION is the time to
-  read the question, answer it and read what the page answers back.
+* questions: the self-check questions (lib.selfcheck), not counted as their hidden code.
 * exercises: the `{exercise}` directives. An exercise's statement and solution are also
   read (their words and code lines count); MINUTES_PER_EXERCISE is the time to attempt it.
 
@@ -89,7 +86,6 @@ WORD = re.compile(r"[^\W_]")
 # A code line counts when it holds more than brackets and commas: a formatter's line that
 # only closes a call or a list (`)`, `],`) is not read.
 READ_CODE = re.compile(r"[^\s()\[\]{},]")
-# A self-check question's cell (lib/selfcheck.py): it shows the question, not its code.
 QUESTION_CALL = re.compile(r"\b(?:number|shape|choice|wrong_output)_question\(")
 TITLED = {"admonition", "exercise", "dropdown", "topic", "sidebar"}   # an argument is a title
 
@@ -113,8 +109,6 @@ def minutes(counts: Counts) -> int:
 
     >>> minutes(Counts(words=1000, code_lines=100, exercises=1))  # 10 + 10 + 12 = 32
     30
-    >>> minutes(Counts(words=1000, questions=5))  # 10 + 5 = 15
-    15
     """
     raw = (counts.words / WORDS_PER_MINUTE + counts.code_lines * SECONDS_PER_CODE_LINE / 60
            + counts.exercises * MINUTES_PER_EXERCISE + counts.questions * MINUTES_PER_QUESTION)
@@ -260,15 +254,11 @@ def classify(lines: list[str]) -> list[Line]:
     return out
 
 
-def cell_body(lines: list[str], start: int, fence) -> list[str]:
-    """The lines of a fenced block from line `start` up to its closing fence."""
-    char, length = fence["fence"][0], len(fence["fence"])
-    for end in range(start, len(lines)):
-        close = FENCE.match(lines[end])
-        if close and close["fence"][0] == char and len(close["fence"]) >= length \
-                and not close["info"]:
-            return lines[start:end]
-    return lines[start:]
+def cell_body(lines: list[str], start: int, fence) -> list[str]:  # up to its closing fence
+    ends = (e for e in range(start, len(lines)) if (c := FENCE.match(lines[e]))
+            and c["fence"][0] == fence["fence"][0] and not c["info"]
+            and len(c["fence"]) >= len(fence["fence"]))
+    return lines[start:next(ends, len(lines))]
 
 
 def total(lines: list[Line]) -> Counts:
