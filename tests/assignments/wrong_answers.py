@@ -735,3 +735,115 @@ r_min = next(r for r in range(1, d + 1) if smallest[r - 1] >= 0.9)
 ''',
     },
 ]
+
+# Chapter 9's results of its pen-and-paper exercises (tests/assignments/questions/train-*.yml,
+# issue 35): the classic slips of each argument.
+WRONG_ANSWERS += [
+    {
+        "id": "dz-without-the-weighted-mean",
+        "chapter": "09_training",
+        "question": "train-ex-dv-result",
+        "message": "Did you subtract each row's weighted mean",
+        "answer": '''
+A_s = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
+dA_s = np.array([[1.0], [-1.0]]) @ np.array([[1.0], [2.0], [4.0]]).T
+dZ_small = A_s * dA_s  # the Jacobian's a a^T part forgotten
+''',
+    },
+    {
+        "id": "dz-plain-mean-for-the-weighted-mean",
+        "chapter": "09_training",
+        "question": "train-ex-dv-result",
+        "message": "Did you subtract each row's weighted mean",
+        "answer": '''
+A_s = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
+dA_s = np.array([[1.0], [-1.0]]) @ np.array([[1.0], [2.0], [4.0]]).T
+dZ_small = A_s * (dA_s - dA_s.mean(axis=1, keepdims=True))
+''',
+    },
+    {
+        "id": "floors-in-bits",
+        "chapter": "09_training",
+        "question": "train-ex-next-result",
+        "message": "what is the loss of the best guess, in nats (natural log)?",
+        "answer": '''
+floors = (np.log2(12), 0.0)
+''',
+    },
+    {
+        "id": "floors-the-mask-does-not-matter",
+        "chapter": "09_training",
+        "question": "train-ex-next-result",
+        "message": "Without the mask, which key may query i attend to?",
+        "answer": '''
+floors = (np.log(12), np.log(12))
+''',
+    },
+    {
+        "id": "floors-the-books-vocabulary",
+        "chapter": "09_training",
+        "question": "train-ex-next-result",
+        "message": "Not the two floors",
+        "answer": '''
+floors = (np.log(8), 0.0)  # the chapter's 8 tokens, not 12
+''',
+    },
+    {
+        "id": "step-ratios-copied-from-the-exercise",
+        "chapter": "09_training",
+        "question": "train-ex-same-step-result",
+        "message": "how does dl/dW_Q relate to dl/dU_Q",
+        "answer": '''
+step_ratios = (1 / np.sqrt(64), 1 / np.sqrt(64))  # the even split's eta / sqrt(d)
+''',
+    },
+    {
+        "id": "step-ratios-one-factor-of-the-chain-rule",
+        "chapter": "09_training",
+        "question": "train-ex-same-step-result",
+        "message": "what does a step on W_Q become once divided by sqrt(d)?",
+        "answer": '''
+step_ratios = (1 / np.sqrt(64), 1.0)  # the gradient's factor, not the division of the step
+''',
+    },
+    {
+        "id": "step-ratios-inverted",
+        "chapter": "09_training",
+        "question": "train-ex-same-step-result",
+        "message": "is not a step of these sizes",
+        "answer": '''
+step_ratios = (64.0, 1.0)
+''',
+    },
+]
+
+RIGHT_ANSWERS += [
+    {
+        "id": "dz-from-each-rows-jacobian",
+        "chapter": "09_training",
+        "question": "train-ex-dv-result",
+        "answer": '''
+weights = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
+grad_weights = np.array([[1.0], [-1.0]]) @ np.array([[1.0, 2.0, 4.0]])  # dO V^T
+dZ_small = [list((np.diag(a) - np.outer(a, a)) @ g) for a, g in zip(weights, grad_weights)]
+''',
+    },
+    {
+        "id": "floors-as-a-list",
+        "chapter": "09_training",
+        "question": "train-ex-next-result",
+        "answer": '''
+import math
+floors = [math.log(12), 0]
+''',
+    },
+    {
+        "id": "step-ratios-as-powers",
+        "chapter": "09_training",
+        "question": "train-ex-same-step-result",
+        "answer": '''
+d_split = 64
+step_ratios = np.array([d_split ** -1.0, d_split ** 0.0])
+''',
+    },
+]
