@@ -142,7 +142,7 @@ def test_every_chapter_is_an_assignment_with_otters_layout():
         assert (folder / "student" / f"{chapter}.ipynb").is_file()
         assert (folder / "autograder" / f"{chapter}.ipynb").is_file()
         assert list((folder / "autograder").glob(f"{chapter}-*-autograder.zip"))
-    assert len(ALL_CHAPTERS) == 8
+    assert len(ALL_CHAPTERS) == 9
 
 
 def test_every_code_exercise_is_autograded_and_every_other_is_manual():
