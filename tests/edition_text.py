@@ -81,7 +81,10 @@ def needles(md: Path) -> tuple[str, ...]:
             # `tags: [...]`): the page shows the label unquoted, or not at all
             if re.match(r"^(mystnb|code_prompt_show|code_prompt_hide|tags|remove_\w+):", line):
                 continue
-            if len(line) >= MIN_CODE_LINE and re.match(r"^[\w.\[\], ]+ ?[-+*/@]?= |^(assert|for|print|np\.)", line):
+            # (not a line of displayed TeX, `Z = \frac{...}`: the page's MathML no longer
+            # carries the TeX, so the page shows no such text)
+            if len(line) >= MIN_CODE_LINE and not re.search(r"\\[A-Za-z]", line) \
+                    and re.match(r"^[\w.\[\], ]+ ?[-+*/@]?= |^(assert|for|print|np\.)", line):
                 found.append(line)
             # prose: split at math, roles, code spans and emphasis, keep long runs of words
             for piece in re.split(r"\$[^$]*\$|\{[^}]*\}`[^`]*`|`[^`]*`|\*+|\[|\]|\(http\S+\)", line):
