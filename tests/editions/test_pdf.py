@@ -186,9 +186,12 @@ def test_self_check_questions_in_place_and_their_answers_at_the_chapter_s_end(ed
             name = f"Check yourself {chapter}.{k}"
             where = [m.start() for m in re.finditer(re.escape(name) + r"(?!\d)", text)]
             assert len(where) >= 2, f"{edition}: {name} ({data['id']}) printed {len(where)}×"
-            answers = text[where[-1]:]
             answer = squash(data["answer_text"].replace("`", ""))
-            assert f"The answer: {answer}" in answers[:600], f"{edition}: {name}'s answer"
+            # the mention followed by its answer (other pages may quote a name: the
+            # instructor guide's example "Check yourself 3.2")
+            at = [w for w in where[1:] if f"The answer: {answer}" in text[w:w + 600]]
+            assert at, f"{edition}: {name}'s answer"
+            answers = text[at[0]:]
             for wrong in data["wrong"]:   # each classic wrong answer's explanation too
                 said = f"If you answered {squash(wrong['label'].strip('`'))}:"
                 assert said in answers[:1500], f"{edition}: {name} lacks {said!r}"
