@@ -54,7 +54,7 @@ def laptop(browser):
 
 
 def test_there_are_notebook_pages_to_check():
-    assert len(NOTEBOOK_PAGES) == 8, NOTEBOOK_PAGES
+    assert len(NOTEBOOK_PAGES) == 9, NOTEBOOK_PAGES
 
 
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)

@@ -106,7 +106,10 @@ class Tab:
             field.press("Enter")            # the form's implicit submission
         else:
             for option in box.locator(".selfcheck-option input").all():
-                option.set_checked(int(option.get_attribute("value")) in value)
+                chosen = int(option.get_attribute("value")) in value
+                # a radio button is unchecked only by choosing another of its group
+                if chosen or option.get_attribute("type") == "checkbox":
+                    option.set_checked(chosen)
             box.locator("button.selfcheck-check").focus()
             self.tab.keyboard.press("Enter")
         verdict = box.locator(".selfcheck-verdict")

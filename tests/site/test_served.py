@@ -93,6 +93,8 @@ def read(chromium, url: str, explorers: bool = True) -> dict:
            if r.status >= 400 else None)
     try:
         tab.goto(url, wait_until="load", timeout=TIMEOUT_MS)
+        if url.endswith("/"):   # the home page forwards to the preface (a meta refresh)
+            tab.wait_for_url("**/chapters/preface.html", wait_until="load", timeout=TIMEOUT_MS)
         drawn = None
         if explorers:
             tab.evaluate(WAIT_FOR_EXPLORERS)
