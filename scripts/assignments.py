@@ -300,7 +300,7 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                     # a test left in the notebook counts only where no question file exists
                     if not (QUESTIONS / f"{state['question']}.py").exists():
                         add_test(state["question"], cell.source)
-                else:
+                elif "remove-cell" not in tags:     # a removed cell is the book's (below)
                     code = cell.source
                     term, term_spec = term_constants(state["question"])
                     for pattern, replacement in term_spec.get("solution", {}).items():
@@ -309,6 +309,11 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                         code = wrap_whole(code)
                     state["solution"].append(nbformat.v4.new_code_cell(code))
             else:
+                # a removed cell (glue for the book's text, a check of the book) is not the
+                # student's: the Jupyter notebooks drop it too, and myst-nb, which glue needs,
+                # is not installed where students run the notebook. The Colab cell stays.
+                if "remove-cell" in tags and "google.colab" not in cell.source:
+                    continue
                 new = nbformat.v4.new_code_cell(cell.source)
                 if not any(c.cell_type == "code" for c in cells):
                     new.source = cell.source.rstrip("\n") + OTTER_INIT
