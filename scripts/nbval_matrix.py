@@ -23,7 +23,9 @@ with (threadpoolctl: the OpenBLAS kernel and its threads; NumPy: its dispatch ta
 cores), and the run stops if a setting did not take effect, so the check cannot pass by
 testing the default arithmetic again. A machine whose report equals this machine's own (a
 Zen CPU runs Haswell's kernels, so on an AMD EPYC both are the default) is not run twice:
-pytest's pass already ran it. A kernel whose instructions this CPU lacks (SkylakeX's
+pytest's pass already ran it; nor is one whose report equals another machine's of the
+matrix (Zen's equals Haswell's everywhere: OpenBLAS's Zen kernels are Haswell's, and both
+keep the same NumPy code), which runs once, under the first name. A kernel whose instructions this CPU lacks (SkylakeX's
 AVX-512 on most AMD CPUs stops Python with SIGILL) is skipped and said so. Exits 1 when a
 machine fails or none could run.
 
@@ -152,20 +154,31 @@ def not_in_force(machine: Machine, seen: dict) -> str | None:
     return None
 
 
-def run(name: str, targets: list[str], default: dict) -> tuple[str, str, str, float]:
-    """(name, 'ok' | 'FAILED' | 'skipped', what to say, seconds)."""
-    start = time.monotonic()
+def plan(name: str, default: dict, seen_before: dict) -> tuple[str, str]:
+    """('run', '') or (status, what to say) for a machine that is not run: 'skipped' when
+    this CPU cannot run it or another run computes as it does, 'FAILED' when its settings
+    did not take effect. `seen_before`: probe (as JSON) -> the machine already planned."""
     machine = MACHINES[name]
     reason = cannot_run(machine)
     if reason:
-        return name, "skipped", reason, 0.0
+        return "skipped", reason
     seen = probe(machine)
     problem = not_in_force(machine, seen)
     if problem:
-        return name, "FAILED", f"its settings did not take effect: {problem}", 0.0
+        return "FAILED", f"its settings did not take effect: {problem}"
     if seen == default:
-        return name, "skipped", ("computes as this machine does (pytest's nbval pass "
-                                 f"ran it): {seen}"), 0.0
+        return "skipped", f"computes as this machine does (pytest's nbval pass ran it): {seen}"
+    key = json.dumps(seen, sort_keys=True)
+    if key in seen_before:
+        return "skipped", f"computes as {seen_before[key]} does, which runs: {seen}"
+    seen_before[key] = name
+    return "run", ""
+
+
+def run(name: str, targets: list[str]) -> tuple[str, str, str, float]:
+    """(name, 'ok' | 'FAILED', what to say, seconds)."""
+    start = time.monotonic()
+    machine = MACHINES[name]
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg",
                "--nbval-current-env", "--nbval-cell-timeout", str(CELL_TIMEOUT),
@@ -195,13 +208,19 @@ def main() -> int:
         parser.error(f"unknown machines {unknown}; choose from {', '.join(MACHINES)}")
     default = probe(None)
     results = {"ok": [], "FAILED": [], "skipped": []}
+    # Each machine's probe first (a second each), one after another: a machine that computes
+    # as another does (Zen runs Haswell's kernels with the same NumPy code) is run once.
+    seen_before, to_run = {}, []
+    for name in names:
+        status, output = plan(name, default, seen_before)
+        if status == "run":
+            to_run.append(name)
+            continue
+        results[status].append(name)
+        print(f"nbval as on {name}: {status}, {output}", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for name, status, output, seconds in pool.map(lambda n: run(n, targets, default),
-                                                      names):
+        for name, status, output, seconds in pool.map(lambda n: run(n, targets), to_run):
             results[status].append(name)
-            if status == "skipped":
-                print(f"nbval as on {name}: skipped, {output}", flush=True)
-                continue
             summary = output.strip().splitlines()[-1] if output.strip() else ""
             print(f"nbval as on {name}: {status} ({seconds:.0f} s) {summary}", flush=True)
             if status == "FAILED":
