@@ -6,6 +6,12 @@ serious in the answered questions in light and dark; a 390 px phone fits them; t
 comes from the site and only pages with a question load it. (Every page's console errors,
 outside requests and axe before any answer: test_site.py.)
 
+Each page with a question is loaded once, in one tab (the `answered` fixture): every answer
+is tried, "Show the answer" is tried, every answer is shown, axe runs in light, then in
+dark, and the window is narrowed to a phone's 390 px and the questions are measured; the
+tests then only read what was recorded (the pattern of site_visit.py), so their order does
+not matter.
+
 Run with `make test-site` (or `SITE_DIR=... pytest tests/site/test_selfcheck.py`).
 """
 
@@ -120,10 +126,62 @@ class Tab:
         return self.box(qid).locator(f'.selfcheck-feedback[data-key="{key}"]').inner_html()
 
 
+def reveal_all(t):
+    for box in t.tab.locator("div.selfcheck").all():
+        kind = box.get_attribute("data-kind")
+        qid = box.get_attribute("id")
+        t.answer(qid, kind, "99999" if kind == "number" else "9, 9, 9, 9, 9, 9"
+                 if kind == "shape" else [int(box.locator(".selfcheck-option input").last
+                                              .get_attribute("value"))])
+        reveal = box.locator("button.selfcheck-reveal")
+        if reveal.is_visible():
+            reveal.click()
+
+
+NO_TRANSITION = "*, *::before, *::after { transition: none !important; }"
+NEXT_FRAME = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+TOO_WIDE = """() => [...document.querySelectorAll('div.selfcheck')]
+  .filter((b) => b.scrollWidth > b.clientWidth + 1 ||
+                 b.getBoundingClientRect().right > window.innerWidth)
+  .map((b) => b.id)"""
+TOO_SMALL = """() => [...document.querySelectorAll(
+    'div.selfcheck input, div.selfcheck button:not([hidden])')]
+  .filter((e) => { const r = e.getBoundingClientRect(); return r.width < 24 || r.height < 24; })
+  .map((e) => e.outerHTML.slice(0, 80))"""
+
+
+def serious_axe(t):
+    results = Axe().run(t.tab, context="div.selfcheck",
+                        options={"resultTypes": ["violations"], "preload": False})
+    return [(v["id"], v["help"], [n["target"] for n in v["nodes"][:3]])
+            for v in results.response["violations"] if v["impact"] in BLOCKING]
+
+
+def try_the_reveal(t, qid):
+    """On a question whose right answer was given last, a wrong try, then "Show the answer"
+    with the keyboard: what the page showed at each step."""
+    box = t.box(qid)
+    kind = box.get_attribute("data-kind")
+    t.answer(qid, kind, "99999" if kind == "number" else "1, 2, 3, 4, 5, 6" if kind == "shape"
+             else [int(box.locator(".selfcheck-option input").last.get_attribute("value"))])
+    reveal = box.locator("button.selfcheck-reveal")
+    seen = {"id": qid, "offered": reveal.is_visible()}
+    if seen["offered"]:
+        seen["hidden_before"] = box.locator(".selfcheck-answer").is_hidden()
+        reveal.focus()
+        t.tab.keyboard.press("Enter")
+        seen["shown_after"] = box.locator(".selfcheck-answer").is_visible()
+        seen["focused"] = t.tab.evaluate(
+            "document.activeElement.classList.contains('selfcheck-answer')")
+    return seen
+
+
 @pytest.fixture(scope="module", params=PAGES)
 def answered(request, browser, origin):
     """A page with every question tried: each wrong answer, then the right one, with what
-    the page said each time."""
+    the page said each time; then "Show the answer" tried on one question; then, with every
+    answer shown, axe in light and in dark, and the questions measured at 390 px. One load
+    of the page for all of it: the checks read only what is recorded here."""
     page = request.param
     t = Tab(browser, origin, page)
     said = []
@@ -152,12 +210,35 @@ def answered(request, browser, origin):
                          "explanation": verdict.locator(".selfcheck-explanation").first
                          .inner_html(), "expected": t.feedback_html(qid, "right"),
                          "right": True})
-    yield page, t, said
+    tried_wrong = sorted({s["id"] for s in said if "reveal_after" in s})
+    seen = {"reveal": try_the_reveal(t, tried_wrong[0]) if tried_wrong else None}
+
+    # Every answer shown, in light, then in dark. The theme follows the system's colour
+    # scheme ("auto") and fades over a CSS transition, which would have axe measure colours
+    # halfway there: transitions are turned off first, as in site_visit.py.
+    t.tab.add_style_tag(content=NO_TRANSITION)
+    reveal_all(t)
+    seen["axe"] = {"light": serious_axe(t)}
+    t.tab.emulate_media(color_scheme="dark")
+    t.tab.wait_for_function("document.documentElement.dataset.theme === 'dark'",
+                            timeout=TIMEOUT_MS)
+    seen["axe"]["dark"] = serious_axe(t)
+
+    # A phone: the same tab narrowed to 390 px. The layout at 390 px comes from CSS media
+    # queries (the theme's sidebars and header, selfcheck.css); no script of the site or of
+    # the theme measures the window for the questions, so once the browser has laid the page
+    # out again (two frames) the questions measure as on a page loaded at 390 px (compared on
+    # chapter pages both ways while this was written: the same boxes, the same sizes).
+    t.tab.set_viewport_size({"width": 390, "height": 900})
+    t.tab.evaluate(NEXT_FRAME)
+    assert t.tab.evaluate("window.innerWidth") == 390, page
+    seen["phone"] = {"wide": t.tab.evaluate(TOO_WIDE), "small": t.tab.evaluate(TOO_SMALL)}
+    yield page, t, said, seen
     t.context.close()
 
 
 def test_each_wrong_answer_shows_its_own_explanation(answered):
-    page, _, said = answered
+    page, _, said, _ = answered
     wrong = [s for s in said if not s.get("right")]
     for s in wrong:
         assert s["verdict"].startswith("Not quite."), (page, s["id"], s["tried"], s["verdict"])
@@ -165,7 +246,7 @@ def test_each_wrong_answer_shows_its_own_explanation(answered):
 
 
 def test_the_right_answer_says_correct_and_why(answered):
-    page, _, said = answered
+    page, _, said, _ = answered
     right = [s for s in said if s.get("right")]
     assert right, page
     for s in right:
@@ -174,7 +255,7 @@ def test_the_right_answer_says_correct_and_why(answered):
 
 
 def test_show_the_answer_only_after_a_try(answered):
-    page, t, said = answered
+    page, _, said, seen = answered
     firsts = {}
     for s in said:
         firsts.setdefault(s["id"], s)
@@ -183,72 +264,32 @@ def test_show_the_answer_only_after_a_try(answered):
     tried_wrong = {s["id"] for s in said if "reveal_after" in s}
     assert all(s["reveal_after"] for s in said if "reveal_after" in s), page
     assert tried_wrong, page
-    qid = sorted(tried_wrong)[0]
-    box = t.box(qid)
     # the right answer was given last: the button went away; a wrong try brings it back
-    kind = box.get_attribute("data-kind")
-    t.answer(qid, kind, "99999" if kind == "number" else "1, 2, 3, 4, 5, 6" if kind == "shape"
-             else [int(box.locator(".selfcheck-option input").last.get_attribute("value"))])
-    reveal = box.locator("button.selfcheck-reveal")
-    if reveal.is_visible():
-        assert box.locator(".selfcheck-answer").is_hidden()
-        reveal.focus()
-        t.tab.keyboard.press("Enter")
-        assert box.locator(".selfcheck-answer").is_visible()
-        assert t.tab.evaluate("document.activeElement.classList.contains('selfcheck-answer')")
+    reveal = seen["reveal"]
+    assert reveal["id"] == sorted(tried_wrong)[0], page
+    if reveal["offered"]:
+        assert reveal["hidden_before"], (page, reveal["id"])
+        assert reveal["shown_after"], (page, reveal["id"])
+        assert reveal["focused"], (page, reveal["id"])
 
 
 def test_no_console_error_and_no_outside_request(answered):
-    page, t, _ = answered
+    # on the tab of every step above: the answers, axe in light and dark, the phone's width
+    page, t, _, _ = answered
     assert not t.errors, (page, t.errors)
     assert not t.foreign, (page, t.foreign)
 
 
-def reveal_all(t):
-    for box in t.tab.locator("div.selfcheck").all():
-        kind = box.get_attribute("data-kind")
-        qid = box.get_attribute("id")
-        t.answer(qid, kind, "99999" if kind == "number" else "9, 9, 9, 9, 9, 9"
-                 if kind == "shape" else [int(box.locator(".selfcheck-option input").last
-                                              .get_attribute("value"))])
-        reveal = box.locator("button.selfcheck-reveal")
-        if reveal.is_visible():
-            reveal.click()
-
-
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("page", PAGES)
-def test_axe_finds_nothing_serious_in_answered_questions(browser, origin, page, scheme):
-    t = Tab(browser, origin, page, scheme=scheme)
-    try:
-        t.tab.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
-        if scheme == "dark":
-            t.tab.wait_for_function("document.documentElement.dataset.theme === 'dark'",
-                                    timeout=TIMEOUT_MS)
-        reveal_all(t)
-        results = Axe().run(t.tab, context="div.selfcheck",
-                            options={"resultTypes": ["violations"], "preload": False})
-        found = [(v["id"], v["help"], [n["target"] for n in v["nodes"][:3]])
-                 for v in results.response["violations"] if v["impact"] in BLOCKING]
-        assert not found, (page, scheme, found)
-    finally:
-        t.context.close()
+def test_axe_finds_nothing_serious_in_answered_questions(answered, scheme):
+    page, _, _, seen = answered
+    found = seen["axe"][scheme]
+    assert not found, (page, scheme, found)
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_a_phone_fits_the_answered_questions(browser, origin, page):
-    t = Tab(browser, origin, page, width=390)
-    try:
-        reveal_all(t)
-        wide = t.tab.evaluate("""() => [...document.querySelectorAll('div.selfcheck')]
-          .filter((b) => b.scrollWidth > b.clientWidth + 1 ||
-                         b.getBoundingClientRect().right > window.innerWidth)
-          .map((b) => b.id)""")
-        assert not wide, (page, wide)
-        small = t.tab.evaluate("""() => [...document.querySelectorAll(
-            'div.selfcheck input, div.selfcheck button:not([hidden])')]
-          .filter((e) => { const r = e.getBoundingClientRect(); return r.width < 24 || r.height < 24; })
-          .map((e) => e.outerHTML.slice(0, 80))""")
-        assert not small, (page, small)   # targets of at least 24 px
-    finally:
-        t.context.close()
+def test_a_phone_fits_the_answered_questions(answered):
+    page, _, _, seen = answered
+    wide = seen["phone"]["wide"]
+    assert not wide, (page, wide)
+    small = seen["phone"]["small"]
+    assert not small, (page, small)   # targets of at least 24 px
