@@ -1,7 +1,7 @@
 """The otter-grader assignments (`make assignments`), graded as an instructor grades them.
 
 `make test-assignments` runs this after `make assignments` (a plain `pytest` skips it: it
-needs the built assignments and runs `otter run` about 30 times, two at a time). For every
+needs the built assignments and runs `otter run` about 35 times, two at a time). For every
 chapter: the autograder notebook (the solutions) scores full marks; the student notebook as
 handed out scores 0 on every autograded question; and each wrong answer of
 wrong_answers.py, put in a copy of the student notebook whose other answers are the
@@ -11,6 +11,15 @@ what the student's `grader.check` runs, with that message: every code question h
 RIGHT_ANSWERS score full marks. `make grade` is run on
 three submissions, and one chapter's Gradescope zip is set up and run as Gradescope does
 (gradescope.py).
+
+The first wrong answer of every question (a chapter's first round) is graded by `otter run`
+itself; in the chapters with two more notebooks or more, the later ones and the right answers
+by replay.py, which grades them as `otter run`
+does (otter's grading preprocessor, the same results.json) but runs the chapter's teaching
+cells once for all of them instead of once a notebook (the second to sixth wrong answers of
+one question cost a whole chapter each). The first round is graded both ways, and the two
+must agree to the character (but the kernel's process id in a warning's path); the replay grades the solutions again after its last try, and
+they must still score full marks.
 """
 
 import csv
@@ -69,13 +78,19 @@ def answer_cells(nb, question, tag):
     return sorted(found)
 
 
+def with_term(question, code):
+    """The answer with the term's constants (TERM_NAME) in place."""
+    term, _ = term_constants(question)
+    for constant, value in term.items():
+        code = code.replace(f"TERM_{constant}", repr(value))
+    return code
+
+
 def filled(chapter, answers):
     """The student notebook with each question's answer cells replaced by answers[question]."""
     student = nbformat.read(ASSIGNMENTS / chapter / "student" / f"{chapter}.ipynb", as_version=4)
     for question, code in answers.items():
-        term, _ = term_constants(question)
-        for constant, value in term.items():
-            code = code.replace(f"TERM_{constant}", repr(value))
+        code = with_term(question, code)
         cells = answer_cells(student, question, "otter_answer_cell")
         student.cells[cells[0]].source = code.strip("\n")
         for i in cells[1:]:
@@ -106,34 +121,82 @@ def rounds(chapter):
 
 @pytest.fixture(scope="session")
 def graded():
-    """Every submission of the check, graded by `otter run`: (chapter, kind) -> result."""
-    from grade_assignments import grade_one
+    """Every submission of the check, graded: (chapter, kind) -> result. By `otter run`: the
+    solutions, the unanswered notebook, the first round of wrong answers; by replay.py, in one
+    kernel a chapter: every round of wrong answers (the first too, to compare), the right
+    answers, and the solutions once more ("replay-after")."""
+    from grade_assignments import autograder_zip, grade_one
+    from replay import grade_tries
     import concurrent.futures
 
-    jobs = {}
+    runs, replays = {}, {}
     for chapter in CHAPTERS:
         folder = WORK / chapter
         folder.mkdir(parents=True, exist_ok=True)
-        jobs[(chapter, "solution")] = ASSIGNMENTS / chapter / "autograder" / f"{chapter}.ipynb"
+        runs[(chapter, "solution")] = ASSIGNMENTS / chapter / "autograder" / f"{chapter}.ipynb"
         student = folder / "unanswered.ipynb"
         student.write_bytes((ASSIGNMENTS / chapter / "student" / f"{chapter}.ipynb").read_bytes())
-        jobs[(chapter, "unanswered")] = student
+        runs[(chapter, "unanswered")] = student
         answers = solutions(chapter)
-        for k, wrongs in enumerate(rounds(chapter), 1):
-            path = folder / f"wrong-{k}.ipynb"
-            nbformat.write(filled(chapter, answers | {w["question"]: w["answer"] for w in wrongs}),
-                           path)
-            jobs[(chapter, f"wrong-{k}")] = path
         right = {w["question"]: w["answer"] for w in RIGHT_ANSWERS if w["chapter"] == chapter}
-        if right:
-            path = folder / "right.ipynb"
-            nbformat.write(filled(chapter, answers | right), path)
-            jobs[(chapter, "right")] = path
-    # The longest chapters first, so that the two workers finish together.
-    order = sorted(jobs, key=lambda key: key[0] not in ("07_memory_efficient", "04_scaling"))
+        notebooks = {f"wrong-{k}": {w["question"]: w["answer"] for w in wrongs}
+                     for k, wrongs in enumerate(rounds(chapter), 1)} | (
+                         {"right": right} if right else {})
+        # The replay runs the chapter once more and grades the first round again (to
+        # compare): it pays where it spares `otter run` at least two notebooks.
+        replayed = replays_chapter(chapter)
+        for name, tried in notebooks.items():
+            if name == "wrong-1" or not replayed:
+                path = folder / f"{name}.ipynb"
+                nbformat.write(filled(chapter, answers | tried), path)
+                runs[(chapter, name)] = path
+        if replayed:
+            replays[chapter] = {name: {q: with_term(q, code) for q, code in tried.items()}
+                                for name, tried in notebooks.items()}
+
+    def replay(chapter):
+        tries = replays[chapter]
+        names = [("replay-" if name == "wrong-1" else "") + name for name in tries]
+        results = grade_tries(autograder_zip(chapter), filled(chapter, solutions(chapter)),
+                              list(tries.values()), timeout=900)
+        return dict(zip([*names, "replay-after"], results, strict=True))
+
+    # The longest first, so that the two workers finish together.
+    heavy = ("07_memory_efficient", "04_scaling", "09_training")
+    order = sorted(runs, key=lambda key: key[0] not in heavy)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {key: pool.submit(grade_one, key[0], jobs[key], 900) for key in order}
-        return {key: f.result() for key, f in futures.items()}
+        replayed = {chapter: pool.submit(replay, chapter) for chapter in replays}
+        futures = {key: pool.submit(grade_one, key[0], runs[key], 900) for key in order}
+        out = {key: f.result() for key, f in futures.items()}
+        for chapter, f in replayed.items():
+            out |= {(chapter, name): result for name, result in f.result().items()}
+        return out
+
+
+def replays_chapter(chapter):
+    """Whether replay.py grades the chapter's later rounds and right answers: when they are
+    two notebooks or more (a chapter's teaching cells then run once instead of twice or
+    more; its first round is graded both ways, to compare)."""
+    later = len(rounds(chapter)) - 1 + any(w["chapter"] == chapter for w in RIGHT_ANSWERS)
+    return later >= 2
+
+
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if replays_chapter(c)])
+def test_the_replay_grades_as_otter_run_does(graded, chapter):
+    """The first round of wrong answers, graded by `otter run` and by replay.py: the same
+    scores and the same output, character for character (but a kernel's process id); and
+    the solutions, graded by the replay after its last try, still score full marks."""
+    by_otter, by_replay = graded[(chapter, "wrong-1")], graded[(chapter, "replay-wrong-1")]
+    assert by_otter["status"] == by_replay["status"] == "ok", (by_otter, by_replay)
+    assert by_replay["scores"] == by_otter["scores"]
+    # (a warning names the file of the kernel's cell, /tmp/ipykernel_<its pid>/...: the
+    # one thing two runs of the same notebook by `otter run` print differently too)
+    def same(output):
+        return {q: re.sub(r"ipykernel_\d+", "ipykernel_PID", text) for q, text in output.items()}
+
+    assert same(by_replay["output"]) == same(by_otter["output"])
+    after = graded[(chapter, "replay-after")]
+    assert after["status"] == "ok" and after["scores"] == points(chapter), after["scores"]
 
 
 def test_every_chapter_is_an_assignment_with_otters_layout():
