@@ -54,37 +54,37 @@ SHOWN = "(id) => document.getElementById(id).checkVisibility({visibilityProperty
 def test_the_chapter_list_opens_and_closes_on_a_touch_screen(open_page, screen):
     tab = open_page(CHAPTER, SCREENS[screen])
     press(tab, ".bd-header-article .primary-toggle", SCREENS[screen])
-    tab.wait_for_function(f"({OPEN})('pst-primary-sidebar-modal')", timeout=5_000)
+    tab.wait_for_function(f"({OPEN})('pst-primary-sidebar-modal')", timeout=20_000)
     links = tab.locator("#pst-primary-sidebar-modal nav.bd-docs-nav a.reference")
     assert links.locator("visible=true").count() >= 8   # the chapters, reachable
     tab.keyboard.press("Escape")
-    tab.wait_for_function(f"!({OPEN})('pst-primary-sidebar-modal')", timeout=5_000)
+    tab.wait_for_function(f"!({OPEN})('pst-primary-sidebar-modal')", timeout=20_000)
 
 
 @pytest.mark.parametrize("screen", ["phone", "tablet"])
 def test_the_page_contents_open_and_close_on_a_touch_screen(open_page, screen):
     tab = open_page(CHAPTER, SCREENS[screen])
     press(tab, ".bd-header-article .secondary-toggle", SCREENS[screen])
-    tab.wait_for_function(f"({OPEN})('pst-secondary-sidebar-modal')", timeout=5_000)
+    tab.wait_for_function(f"({OPEN})('pst-secondary-sidebar-modal')", timeout=20_000)
     toc = tab.locator("#pst-secondary-sidebar-modal nav.page-toc a")
     assert toc.locator("visible=true").count() >= 5
     tab.keyboard.press("Escape")
-    tab.wait_for_function(f"!({OPEN})('pst-secondary-sidebar-modal')", timeout=5_000)
+    tab.wait_for_function(f"!({OPEN})('pst-secondary-sidebar-modal')", timeout=20_000)
 
 
 def test_the_sidebar_toggle_hides_and_shows_the_chapter_list_on_a_desktop(open_page):
     tab = open_page(CHAPTER, DESKTOP)
     assert tab.evaluate(SHOWN, "pst-primary-sidebar")
     press(tab, ".bd-header-article .primary-toggle", DESKTOP)
-    tab.wait_for_function(f"!({SHOWN})('pst-primary-sidebar')", timeout=5_000)
+    tab.wait_for_function(f"!({SHOWN})('pst-primary-sidebar')", timeout=20_000)
     press(tab, ".bd-header-article .primary-toggle", DESKTOP)
-    tab.wait_for_function(f"({SHOWN})('pst-primary-sidebar')", timeout=5_000)
+    tab.wait_for_function(f"({SHOWN})('pst-primary-sidebar')", timeout=20_000)
 
 
 def test_a_tap_leaves_no_tooltip_over_the_header(open_page):
     tab = open_page(CHAPTER, PHONE)
     press(tab, ".bd-header-article .primary-toggle", PHONE)
-    tab.wait_for_function(f"({OPEN})('pst-primary-sidebar-modal')", timeout=5_000)
+    tab.wait_for_function(f"({OPEN})('pst-primary-sidebar-modal')", timeout=20_000)
     tab.keyboard.press("Escape")
     tab.wait_for_timeout(400)   # Bootstrap's fade
     shown = tab.locator(".tooltip").locator("visible=true")
@@ -291,7 +291,7 @@ def test_the_masks_sliders_act_under_the_default_mask(open_page):
         tab.keyboard.press("ArrowLeft")
     tab.wait_for_function("(b) => b.querySelector('.explorer-now').textContent"
                           ".startsWith('padding mask, true length 0')", arg=box.element_handle(),
-                          timeout=5_000)
+                          timeout=20_000)
     assert box.locator("select").input_value() == "padding"
     assert "keys each query may attend 0, 0, 0, 0, 0, 0" in now.inner_text()
     assert "row sums of the weights 0.00, 0.00" in now.inner_text()
@@ -404,14 +404,14 @@ def test_the_colour_theme_is_the_systems_before_any_script_of_the_theme_runs(
     other = "light" if scheme == "dark" else "dark"
     tab.emulate_media(color_scheme=other)   # the system changes: the page follows
     tab.wait_for_function(f"document.documentElement.dataset.theme === '{other}'",
-                          timeout=5_000)
+                          timeout=20_000)
 
 
 def test_the_first_press_runs_the_scripts_and_the_dark_mode_switch_works(open_page):
     tab = open_page(CHAPTER, DESKTOP, color_scheme="light")
     assert not tab.evaluate(RAN)
     tab.locator(".bd-header-article .theme-switch-button").locator("visible=true").click()
-    tab.wait_for_function("document.documentElement.dataset.theme === 'dark'", timeout=5_000)
+    tab.wait_for_function("document.documentElement.dataset.theme === 'dark'", timeout=20_000)
     assert tab.evaluate(RAN)
     assert tab.evaluate("localStorage.getItem('mode')") == "dark"
 
@@ -443,10 +443,10 @@ def test_a_tooltip_shows_on_hover_once_the_mouse_has_moved(open_page):
     button = tab.locator('.bd-header-article [data-bs-toggle="tooltip"]').locator(
         "visible=true").first
     button.hover()
-    tab.wait_for_function(RAN, timeout=5_000)
+    tab.wait_for_function(RAN, timeout=20_000)
     tab.mouse.move(0, 0)
     button.hover()
-    tab.wait_for_selector(".tooltip", state="visible", timeout=5_000)
+    tab.wait_for_selector(".tooltip", state="visible", timeout=20_000)
 
 
 # 3. Less to lay out (issue 39) ---------------------------------------------------------------
