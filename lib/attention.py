@@ -577,6 +577,37 @@ def _mask_block(attn_mask, is_causal, rows, cols, skip=True):
     return attn_mask[..., rows, cols]  # a view of (..., lq, bk)
 
 
+def _tile_scores(q, k, mask, scale, scale_first, put_minus_inf):
+    """The scaled, masked scores of one tile: ``q @ k.T * scale + mask``, a new array."""
+    s = q @ np.swapaxes(k, -1, -2)  # (..., lq, bk)
+    if not scale_first:
+        s *= scale  # the product first: query * scale could overflow
+    if mask is not None and mask.dtype == np.bool_:  # as the additive mask 0 / -inf
+        put_minus_inf(s, ~mask)  # in place
+    elif mask is not None:
+        s += mask  # a float mask of another dtype is cast tile by tile
+    return s
+
+
+def _online_softmax_step(m, ell, acc, s, v):
+    """One step of the online softmax (Notes of :func:`memory_efficient_attention`): the
+    running max ``m``, sum ``ell`` and output ``acc`` after the tile of scores ``s`` with
+    values ``v``. Overwrites ``s`` (it becomes the tile's exponentials)."""
+    m_new = np.maximum(m, s.max(axis=-1))  # (..., lq)
+    shift = np.where(m_new == -np.inf, 0.0, m_new).astype(s.dtype)  # safe max
+    # m <= shift and s <= shift, so both differences are <= 0 and can only overflow
+    # towards -inf (e.g. -1e308 - 1e308), where the exact exp underflows to 0 anyway:
+    # exp(-inf) = 0 is exact. For finite scores shift is finite: no inf - inf arises.
+    with np.errstate(over="ignore"):
+        decay = m - shift  # (..., lq), <= 0
+        s -= shift[..., None]  # (..., lq, bk), <= 0
+    alpha = np.exp(decay)  # (..., lq): e^(m - m'), 0 while the row had nothing
+    p = np.exp(s, out=s)  # (..., lq, bk): e^(z - m'), in [0, 1]
+    ell = alpha * ell + p.sum(axis=-1)  # (..., lq)
+    acc = alpha[..., None] * acc + p @ v  # (..., lq, Ev)
+    return m_new, ell, acc
+
+
 def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=False,
                                scale=None, block_size=None, return_lse=False):
     r"""Scaled dot-product attention computed block by block, never forming the L x S matrix.
@@ -699,27 +730,9 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
             mask = _mask_block(attn_mask, is_causal, rows, cols, skip=not plan.careful)
             if mask is False:
                 continue  # nothing here may be attended to
-            s = q @ np.swapaxes(key[..., cols, :], -1, -2)  # (..., lq, bk), a new array
-            if not scale_first:
-                s *= scale  # the product first: query * scale could overflow
-            if mask is not None and mask.dtype == np.bool_:  # as the additive mask 0 / -inf
-                put_minus_inf(s, ~mask)  # in place, as every step below
-            elif mask is not None:
-                s += mask  # a float mask of another dtype is cast tile by tile
-            m_new = np.maximum(m, s.max(axis=-1))  # (..., lq)
-            shift = np.where(m_new == -np.inf, 0.0, m_new).astype(query.dtype)  # safe max
-            # m <= shift and s <= shift, so both differences are <= 0 and can only overflow
-            # towards -inf (e.g. -1e308 - 1e308), where the exact exp underflows to 0 anyway:
-            # exp(-inf) = 0 is exact. For finite scores shift is finite: no inf - inf arises.
-            with np.errstate(over="ignore"):
-                decay = m - shift  # (..., lq), <= 0
-                s -= shift[..., None]  # (..., lq, bk), <= 0
-            alpha = np.exp(decay)  # (..., lq); 0 while the row had nothing
-            p = np.exp(s, out=s)  # (..., lq, bk), in [0, 1]
-            ell = alpha * ell + p.sum(axis=-1)  # (..., lq)
-            acc = alpha[..., None] * acc + p @ value[..., cols, :]  # (..., lq, Ev)
-            m = m_new
-            del s, p  # free this tile before the next one is allocated
+            s = _tile_scores(q, key[..., cols, :], mask, scale, scale_first, put_minus_inf)
+            m, ell, acc = _online_softmax_step(m, ell, acc, s, value[..., cols, :])
+            del s  # free this tile before the next one is allocated
         output[..., rows, :] = np.divide(acc, ell[..., None], out=np.zeros_like(acc),
                                          where=ell[..., None] != 0)  # (..., lq, Ev)
         if plan.careful:  # a query with no key: 0 * value, NaN where value is NaN or inf
