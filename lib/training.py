@@ -502,10 +502,14 @@ def _is_positive_integer(n):
     return isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)) and n >= 1
 
 
+def _is_real(r):
+    return isinstance(r, numbers.Real) and not isinstance(r, (bool, np.bool_))
+
+
 def _is_step_size(r):
     if isinstance(r, np.ndarray) and r.ndim == 0:
         r = r.item()
-    if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Real):
+    if not _is_real(r):
         return False
     try:
         return math.isfinite(float(r)) and float(r) > 0  # as the float the step uses
@@ -513,9 +517,13 @@ def _is_step_size(r):
         return False
 
 
-def _check_training(steps, lr, record_every):
+def _check_training(steps, lr, record_every, is_causal, scale):
     """``(steps, lrs, every)`` for :func:`train_head`: Python ints and 3 floats, or the
     documented ValueError naming the argument."""
+    if not isinstance(is_causal, (bool, np.bool_)):
+        raise ValueError(f"is_causal must be True or False, got {is_causal!r}")
+    if scale is not None and not (_is_real(scale) and (scale == 0 or _is_step_size(abs(scale)))):
+        raise ValueError(f"scale must be None or a finite real number, got {scale!r}")
     if not _is_positive_integer(steps):
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
     if record_every is not None and not _is_positive_integer(record_every):
@@ -568,9 +576,10 @@ def train_head(x, target, w_q, w_k, w_v, *, steps, lr, is_causal=True, scale=Non
     ------
     ValueError
         If ``steps`` or ``record_every`` is not a positive integer (a Python or NumPy
-        integer, not a bool or a float such as ``2.0``), or ``lr`` is not a finite
+        integer, not a bool or a float such as ``2.0``), ``lr`` is not a finite
         positive real number or three of them (NaN, inf, 0, negative, a bool or a
-        string), naming the argument; and as :func:`head_attention` and
+        string), ``is_causal`` is not a bool, or ``scale`` is not None or a finite real
+        number, naming the argument; and as :func:`head_attention` and
         :func:`cross_entropy` raise.
 
     Examples
@@ -583,7 +592,7 @@ def train_head(x, target, w_q, w_k, w_v, *, steps, lr, is_causal=True, scale=Non
     >>> bool(run.losses[-1] < run.losses[0])
     True
     """
-    steps, lrs, every = _check_training(steps, lr, record_every)
+    steps, lrs, every = _check_training(steps, lr, record_every, is_causal, scale)
     weights = [np.array(w, dtype=np.float64) for w in (w_q, w_k, w_v)]  # copies
     losses, snapshots, recorded = [], [], []
     for step in range(steps + 1):

@@ -343,11 +343,13 @@ def test_cross_entropy_of_logits_near_the_largest_float_warns_nothing(torch, bat
     {"lr": np.inf}, {"lr": -np.inf}, {"lr": np.nan}, {"lr": 0.0}, {"lr": -0.1}, {"lr": True},
     {"lr": "0.1"}, {"lr": 10**400}, {"lr": (0.1, 0.1)}, {"lr": (0.1, np.nan, 0.1)},
     {"lr": (0.1, 0.1, np.inf)}, {"lr": [0.1, [0.1], 0.1]}, {"lr": None},
+    {"is_causal": "no"}, {"is_causal": None}, {"is_causal": 1},
+    {"scale": np.nan}, {"scale": -np.inf}, {"scale": "0.5"}, {"scale": True}, {"scale": 10**400},
 ])
 def test_train_head_names_the_bad_argument(bad):
     x, _, target = previous_token_task(2, 3, 2, np.random.default_rng(0))
     w = init_head(5, 2, 2, np.random.default_rng(0))
-    kwargs = {"steps": 2, "lr": 0.5, "record_every": None} | bad
+    kwargs = {"steps": 2, "lr": 0.5, "record_every": None, "is_causal": True, "scale": None} | bad
     (name,) = bad
     with pytest.raises(ValueError, match=f"^{name} must be"):
         train_head(x, target, *w, **kwargs)
