@@ -16,6 +16,10 @@ Everything uses the argument names and conventions of PyTorch's
 ``key`` (..., S, E), ``value`` (..., S, Ev); a boolean ``attn_mask`` means
 True = may attend; ``is_causal`` aligns the causal mask to the top-left corner.
 
+Each public function checks its arguments in one call on its first line
+(``lib/_checks.py`` holds every check and error message), so what follows it is the
+mathematics.
+
 Rows of NumPy arrays are vectors here (a query is a row of ``query``), whereas the
 book's mathematics writes vectors as columns; the formulas agree because
 ``Q K^T`` pairs rows with rows either way.
@@ -35,10 +39,10 @@ References
        IO-awareness", NeurIPS 2022. https://arxiv.org/abs/2205.14135
 """
 
-import numbers
-
 import numpy as np
 
+from lib._checks import (check_attention, check_causal_mask, check_memory_efficient,
+                         check_multi_head, check_padding_mask, check_softmax)
 from lib.fast_attention import (FAST_PATH_MIN_SCORES, _add_minus_inf, _copy_minus_inf, _plan,
                                  fast_attention)
 
@@ -46,66 +50,7 @@ __all__ = ["softmax", "causal_mask", "padding_mask", "scaled_dot_product_attenti
            "multi_head_attention", "memory_efficient_attention"]
 
 
-# -------------------------------------------------------------- dtypes and scalars
-_MAX_SIZE = int(np.iinfo(np.intp).max)  # the largest length NumPy can index
-
-
-def _show(x):
-    """``repr(x)`` for an error message, short even for a Python int of any size."""
-    if isinstance(x, numbers.Integral) and not -10**30 < x < 10**30:
-        bits = int(x).bit_length()
-        return f"{'a negative' if x < 0 else 'an'} integer of {bits} bits (|n| >= 2**{bits - 1})"
-    try:
-        text = repr(x)
-    except ValueError:  # e.g. a Fraction whose numerator has more digits than int -> str allows
-        return f"a {type(x).__name__} too large to print"
-    return text if len(text) <= 60 else text[:40] + "..." + text[-10:]
-
-
-def _floating_input(x, name):
-    """Return ``x`` as an array whose dtype the kernel accepts (ints become float64).
-
-    Raises TypeError for bool, complex, string, object and other dtypes.
-    Never copies a floating input, and never writes to it.
-    """
-    x = np.asarray(x)
-    if x.dtype.kind == "f":
-        return x
-    if x.dtype.kind in "iu":
-        return x.astype(np.float64)
-    raise TypeError(
-        f"{name} must be a real floating or integer array, got dtype {x.dtype} "
-        f"(shape {x.shape}); complex, boolean, string and object arrays are not supported"
-    )
-
-
-def _compute_dtype(dtype):
-    """float16 (and other narrow floats) are computed in float32; wider ones as they are."""
-    return np.promote_types(dtype, np.float32)
-
-
 # ---------------------------------------------------------------------------- softmax
-def _check_axis(axis, shape):
-    """``axis`` as a tuple of distinct axes of an array of this shape, or the kernel's error."""
-    if len(shape) == 0:
-        raise np.exceptions.AxisError(
-            "softmax normalises along an axis, but x is 0-d (shape ()): give an array with "
-            "at least one axis, e.g. np.atleast_1d(x)")
-    if axis is None:
-        return tuple(range(len(shape)))
-    axes = axis if isinstance(axis, tuple) else (axis,)
-    for a in axes:
-        if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
-            raise TypeError(f"axis must be an integer or a tuple of integers, got {_show(axis)}")
-        if not -len(shape) <= a < len(shape):
-            raise np.exceptions.AxisError(
-                f"axis {_show(a)} is out of range for x with shape {shape}")
-    axes = tuple(int(a) % len(shape) for a in axes)
-    if len(set(axes)) != len(axes):
-        raise ValueError(f"axis {axis!r} names an axis twice")
-    return axes
-
-
 def softmax(x, axis=-1, where=None):
     r"""Numerically stable softmax along one axis, with an optional boolean mask.
 
@@ -191,21 +136,7 @@ def softmax(x, axis=-1, where=None):
     >>> softmax(np.array([-np.inf, -np.inf]))       # nothing to normalise: zeros
     array([0., 0.])
     """
-    x = _floating_input(x, "x")
-    axis = _check_axis(axis, x.shape)
-    out_dtype = x.dtype
-    work = x.astype(_compute_dtype(x.dtype), copy=False)  # never written to below
-    if where is not None:
-        where = np.asarray(where)
-        if where.dtype != np.bool_:
-            raise TypeError(f"where must be a boolean array, got dtype {where.dtype}")
-        try:
-            where = np.broadcast_to(where, work.shape)
-        except ValueError:
-            raise ValueError(
-                f"where with shape {where.shape} does not broadcast to x with shape {work.shape}"
-            ) from None
-        work = np.where(where, work, -np.inf)  # masked entries cannot win the max
+    work, axis, out_dtype = check_softmax(x, axis, where)  # (...), masked entries -inf
     m = np.max(work, axis=axis, keepdims=True, initial=-np.inf)  # (...) with 1 along axis
     m = np.where(m == -np.inf, 0.0, m).astype(work.dtype)  # safe shift for empty slices
     # work <= m, so work - m <= 0 can only overflow towards -inf (e.g. -1e308 - 1e308), and
@@ -221,21 +152,6 @@ def softmax(x, axis=-1, where=None):
 
 
 # ------------------------------------------------------------------------------ masks
-def _check_size(n, name):
-    """``n`` as a Python int: a nonnegative integer that NumPy can index, or ValueError."""
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n < 0:
-        raise ValueError(f"{name} must be a nonnegative integer, got {_show(n)}")
-    if n > _MAX_SIZE:
-        raise ValueError(f"{name} = {_show(n)} is more than NumPy can index ({_MAX_SIZE})")
-    return int(n)
-
-
-def _check_mask_size(shape):
-    if shape[0] * shape[1] > _MAX_SIZE:
-        raise ValueError(f"a mask of shape {shape} has more entries than NumPy can index "
-                         f"({_MAX_SIZE})")
-
-
 def causal_mask(L, S=None):
     """Boolean causal mask: query ``i`` may attend to key ``j`` when ``j <= i``.
 
@@ -276,45 +192,8 @@ def causal_mask(L, S=None):
     array([[1, 0, 0],
            [1, 1, 0]])
     """
-    L = _check_size(L, "L")
-    S = L if S is None else _check_size(S, "S")
-    _check_mask_size((L, S))
+    L, S = check_causal_mask(L, S)
     return np.tri(L, S, dtype=bool)  # (L, S)
-
-
-def _is_integer(n):
-    return isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_))
-
-
-def _check_lengths(lengths, S):
-    """``lengths`` as an integer array of shape (N,) with entries in [0, S], or the
-    kernel's error. Read exactly: NumPy turns the list [2**63, 1] into floats, [10**20]
-    into objects and [] into float64."""
-    if not isinstance(lengths, np.ndarray):
-        try:
-            as_array = np.asarray(lengths)
-        except ValueError:  # ragged nesting: reported below, element by element
-            as_array = None
-        lengths = as_array if as_array is not None and as_array.dtype.kind in "iu" else (
-            np.array(lengths, dtype=object))  # Python ints of any size stay exact
-    if lengths.size == 0 and lengths.dtype.kind in "fO":
-        lengths = lengths.astype(np.intp)  # [] or np.array([]): no sequences
-    if lengths.dtype == object:
-        odd = next((n for n in lengths.flat if not _is_integer(n)), None)
-        if odd is not None:
-            raise TypeError(f"lengths must be integers, got {_show(odd)} of type "
-                            f"{type(odd).__name__}")
-    elif lengths.dtype.kind not in "iu":
-        raise TypeError(f"lengths must be integers, got dtype {lengths.dtype}")
-    if lengths.ndim != 1:
-        raise ValueError(f"lengths must have shape (N,), got shape {lengths.shape}")
-    outside = [n for n in lengths.tolist() if not 0 <= n <= S]  # exact, for ints of any size
-    if outside:
-        raise ValueError(f"every length must lie in [0, S={S}], got "
-                         f"{', '.join(_show(n) for n in outside[:5])}"
-                         f"{', ...' if len(outside) > 5 else ''} (N = {lengths.shape[0]})")
-    _check_mask_size((lengths.shape[0], S))
-    return lengths.astype(np.intp, copy=False)
 
 
 def padding_mask(lengths, S):
@@ -360,96 +239,11 @@ def padding_mask(lengths, S):
     >>> padding_mask([], 4).shape                 # no sequences
     (0, 4)
     """
-    S = _check_size(S, "S")
-    lengths = _check_lengths(lengths, S)  # (N,), integers in [0, S]
+    lengths, S = check_padding_mask(lengths, S)  # (N,), integers in [0, S]
     return np.arange(S) < lengths[:, None]  # (N, S)
 
 
 # -------------------------------------------------------- scaled dot-product attention
-def _check_attention_inputs(query, key, value, attn_mask, is_causal, scale):
-    """Validate and convert the inputs: (query, key, value, attn_mask, scale, out_dtype),
-    with the arrays and the scale in the compute dtype (float32 for float16 input)."""
-    query = _floating_input(query, "query")
-    key = _floating_input(key, "key")
-    value = _floating_input(value, "value")
-    for name, x, axes in (("query", query, "(..., L, E)"), ("key", key, "(..., S, E)"),
-                          ("value", value, "(..., S, Ev)")):
-        if x.ndim < 2:
-            raise ValueError(f"{name} must have shape {axes} with at least 2 axes, got shape {x.shape}")
-    if query.shape[-1] != key.shape[-1]:
-        raise ValueError(
-            f"query (..., L, E) and key (..., S, E) must share E: got query shape "
-            f"{query.shape} and key shape {key.shape}"
-        )
-    if key.shape[-2] != value.shape[-2]:
-        raise ValueError(
-            f"key (..., S, E) and value (..., S, Ev) must share S: got key shape "
-            f"{key.shape} and value shape {value.shape}"
-        )
-    try:
-        batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"leading (batch) axes do not broadcast: query {query.shape}, key {key.shape}, "
-            f"value {value.shape}"
-        ) from None
-    L, E, S = query.shape[-2], query.shape[-1], key.shape[-2]
-
-    out_dtype = np.result_type(query.dtype, key.dtype, value.dtype)
-    dtype = _compute_dtype(out_dtype)
-
-    if is_causal and attn_mask is not None:
-        raise ValueError("give either attn_mask or is_causal=True, not both "
-                         "(combine them with causal_mask(L, S) & attn_mask)")
-    if attn_mask is not None:
-        attn_mask = np.asarray(attn_mask)
-        if attn_mask.dtype.kind not in "bf":
-            raise TypeError(
-                f"attn_mask must be boolean (True = may attend) or floating (added to the "
-                f"scores), got dtype {attn_mask.dtype} with shape {attn_mask.shape}"
-            )
-        target = batch + (L, S)
-        try:
-            fits = np.broadcast_shapes(attn_mask.shape, target) == target
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ValueError(
-                f"attn_mask with shape {attn_mask.shape} does not broadcast to the "
-                f"attention weights' shape (..., L, S) = {target} (query {query.shape}, "
-                f"key {key.shape})"
-            )
-        # A float mask of another dtype is cast where it is used (block by block in the
-        # fast and memory-efficient paths), never here: a cast copies the whole L x S mask.
-
-    if scale is None:
-        if E == 0:
-            raise ValueError(f"E = 0 (query shape {query.shape}): give scale explicitly")
-        scale = 1.0 / np.sqrt(E)
-    elif isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
-        raise TypeError(f"scale must be a real number (an int, float, Fraction or NumPy "
-                        f"scalar), got {_show(scale)} of type {type(scale).__name__}")
-    elif scale != scale or (isinstance(scale, (float, np.floating)) and np.isinf(scale)):
-        raise ValueError(f"scale must be finite, got {scale!r}")
-    # Validated in the dtype it is used in: 1e39 is inf in float32, 1e-46 is 0, and an int
-    # or a Fraction may be beyond every float (10**400: OverflowError from the conversion).
-    try:
-        with np.errstate(over="ignore", under="ignore"):
-            cast = dtype.type(scale)  # a float64 scalar would upcast float32 work under NumPy 2
-    except (OverflowError, ValueError):  # ValueError: too many digits for longdouble's parser
-        cast = dtype.type(np.inf if scale > 0 else -np.inf)
-    if not np.isfinite(cast) or (cast == 0 and scale != 0):
-        raise ValueError(
-            f"scale = {_show(scale)} is {cast} in {dtype}, the dtype the inputs are computed "
-            f"in (query {query.dtype}, key {key.dtype}, value {value.dtype}); give a scale "
-            f"that is finite and nonzero in {dtype}"
-        )
-    scale = cast
-
-    return (query.astype(dtype, copy=False), key.astype(dtype, copy=False),
-            value.astype(dtype, copy=False), attn_mask, scale, out_dtype)
-
-
 def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal=False,
                                  scale=None, return_weights=False):
     r"""Scaled dot-product attention: ``softmax(query @ key.T * scale + mask) @ value``.
@@ -609,7 +403,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
     >>> scaled_dot_product_attention(query, key, value, is_causal=True)  # only key 0
     array([[1., 0.]])
     """
-    query, key, value, attn_mask, scale, out_dtype = _check_attention_inputs(
+    query, key, value, attn_mask, scale, out_dtype = check_attention(
         query, key, value, attn_mask, is_causal, scale)
     L, S = query.shape[-2], key.shape[-2]
     n_scores = L * S * int(np.prod(np.broadcast_shapes(query.shape[:-2], key.shape[:-2])))
@@ -641,57 +435,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, is_causal
 
 
 # ------------------------------------------------------------------ multi-head attention
-def _check_projection(name, w, rows, rows_name, dtype):
-    w = _floating_input(w, name)
-    if w.ndim != 2 or w.shape[0] != rows:
-        raise ValueError(f"{name} must have shape ({rows_name}={rows}, ...), got shape {w.shape}")
-    return w.astype(dtype, copy=False)
-
-
-def _check_bias(name, b, size, dtype):
-    if b is None:
-        return dtype.type(0)
-    b = _floating_input(b, name)
-    if b.shape != (size,):
-        raise ValueError(f"{name} must have shape ({size},), got shape {b.shape}")
-    return b.astype(dtype, copy=False)
-
-
-def _per_head_mask(attn_mask, batch, H, L, S, query, key):
-    """The mask of :func:`multi_head_attention` as (..., H or 1, L, S), checked against
-    the caller's own shapes (not the projected, per-head ones the kernel sees)."""
-    mask = np.asarray(attn_mask)
-    if mask.dtype.kind not in "bf":
-        raise TypeError(
-            f"attn_mask must be boolean (True = may attend) or floating (added to the "
-            f"scores), got dtype {mask.dtype} with shape {mask.shape}"
-        )
-    N = batch[0] if len(batch) == 1 else None
-    if mask.ndim == len(batch) + 3:
-        per_head = mask  # (..., H, L, S): one mask per head
-    elif N is not None and mask.ndim == 3 and H > 1 and mask.shape[0] == N * H:
-        per_head = mask.reshape((N, H) + mask.shape[1:])  # PyTorch's (N * H, L, S)
-    elif mask.ndim >= 2:
-        per_head = mask[..., None, :, :]  # (..., 1, L, S): the same for every head
-    else:
-        per_head = mask  # (S,) or (): broadcasts as it is
-    target = batch + (H, L, S)
-    try:
-        fits = np.broadcast_shapes(per_head.shape, target) == target
-    except ValueError:
-        fits = False
-    if not fits:
-        shared = batch + (L, S)
-        torch_shape = f", or PyTorch's (N * H, L, S) = {(N * H, L, S)}" if N is not None else ""
-        raise ValueError(
-            f"attn_mask with shape {mask.shape} fits neither the mask shared by all heads, "
-            f"broadcastable to (..., L, S) = {shared}, nor a per-head mask, broadcastable "
-            f"to (..., H, L, S) = {target}{torch_shape} (query {query.shape}, key "
-            f"{key.shape}, num_heads = {H})"
-        )
-    return per_head
-
-
 def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_q=None,
                          b_k=None, b_v=None, b_o=None, attn_mask=None, is_causal=False,
                          scale=None, return_weights=False):
@@ -789,51 +532,17 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
     >>> out.shape, weights.shape                                  # H = 2 heads of size 4
     ((5, 8), (2, 5, 5))
     """
-    query = _floating_input(query, "query")
-    key = _floating_input(key, "key")
-    value = _floating_input(value, "value")
-    dtype = _compute_dtype(np.result_type(query.dtype, key.dtype, value.dtype))
-    if (isinstance(num_heads, (bool, np.bool_)) or not isinstance(num_heads, numbers.Integral)
-            or not 1 <= num_heads <= _MAX_SIZE):
-        raise ValueError(f"num_heads must be a positive integer that NumPy can index, got "
-                         f"{_show(num_heads)}")
-    num_heads = int(num_heads)
-    for name, x in (("query", query), ("key", key), ("value", value)):
-        if x.ndim < 2:
-            raise ValueError(f"{name} must have at least 2 axes, got shape {x.shape}")
-    w_q = _check_projection("w_q", w_q, query.shape[-1], "Dq", dtype)
-    w_k = _check_projection("w_k", w_k, key.shape[-1], "Dk", dtype)
-    w_v = _check_projection("w_v", w_v, value.shape[-1], "Dv", dtype)
+    (query, key, value, H, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, attn_mask,
+     out_dtype) = check_multi_head(query, key, value, num_heads, w_q, w_k, w_v, w_o, b_q, b_k,
+                                   b_v, b_o, attn_mask)
     E, Ev = w_q.shape[1], w_v.shape[1]
-    if w_k.shape[1] != E:
-        raise ValueError(f"w_q {w_q.shape} and w_k {w_k.shape} must give the same E")
-    w_o = _check_projection("w_o", w_o, Ev, "Ev", dtype)
-    if E % num_heads or Ev % num_heads:
-        raise ValueError(f"num_heads = {num_heads} must divide E = {E} and Ev = {Ev}")
-    b_q, b_k = _check_bias("b_q", b_q, E, dtype), _check_bias("b_k", b_k, E, dtype)
-    b_v, b_o = _check_bias("b_v", b_v, Ev, dtype), _check_bias("b_o", b_o, w_o.shape[1], dtype)
-    H, d, dv = num_heads, E // num_heads, Ev // num_heads
-    if key.shape[-2] != value.shape[-2]:
-        raise ValueError(
-            f"key (..., S, Dk) and value (..., S, Dv) must share S: got key shape "
-            f"{key.shape} and value shape {value.shape}"
-        )
-    try:
-        batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"leading (batch) axes do not broadcast: query {query.shape}, key {key.shape}, "
-            f"value {value.shape}"
-        ) from None
-    if attn_mask is not None:
-        attn_mask = _per_head_mask(attn_mask, batch, H, query.shape[-2], key.shape[-2],
-                                   query, key)  # (..., H or 1, L, S)
+    d, dv = E // H, Ev // H  # the width of a head's queries and keys, and of its values
     if scale is None:
-        scale = 1.0 / np.sqrt(d) if d > 0 else None
+        scale = 1.0 / np.sqrt(d) if d > 0 else None  # 1 / sqrt(d); d = 0: sdpa's error
 
-    q = query.astype(dtype, copy=False) @ w_q + b_q  # (..., L, E)
-    k = key.astype(dtype, copy=False) @ w_k + b_k  # (..., S, E)
-    v = value.astype(dtype, copy=False) @ w_v + b_v  # (..., S, Ev)
+    q = query @ w_q + b_q  # (..., L, E)
+    k = key @ w_k + b_k  # (..., S, E)
+    v = value @ w_v + b_v  # (..., S, Ev)
     q = np.swapaxes(q.reshape(q.shape[:-1] + (H, d)), -2, -3)  # (..., H, L, d)
     k = np.swapaxes(k.reshape(k.shape[:-1] + (H, d)), -2, -3)  # (..., H, S, d)
     v = np.swapaxes(v.reshape(v.shape[:-1] + (H, dv)), -2, -3)  # (..., H, S, dv)
@@ -842,10 +551,7 @@ def multi_head_attention(query, key, value, num_heads, *, w_q, w_k, w_v, w_o, b_
     heads, weights = heads if return_weights else (heads, None)  # (..., H, L, dv)
     concat = np.swapaxes(heads, -2, -3)  # (..., L, H, dv)
     concat = concat.reshape(concat.shape[:-2] + (Ev,))  # (..., L, Ev)
-    output = concat @ w_o + b_o  # (..., L, Do)
-
-    out_dtype = np.result_type(query.dtype, key.dtype, value.dtype)
-    output = output.astype(out_dtype, copy=False)
+    output = (concat @ w_o + b_o).astype(out_dtype, copy=False)  # (..., L, Do)
     if return_weights:
         return output, weights.astype(out_dtype, copy=False)
     return output
@@ -869,6 +575,37 @@ def _mask_block(attn_mask, is_causal, rows, cols, skip=True):
     if attn_mask is None:
         return None
     return attn_mask[..., rows, cols]  # a view of (..., lq, bk)
+
+
+def _tile_scores(q, k, mask, scale, scale_first, put_minus_inf):
+    """The scaled, masked scores of one tile: ``q @ k.T * scale + mask``, a new array."""
+    s = q @ np.swapaxes(k, -1, -2)  # (..., lq, bk)
+    if not scale_first:
+        s *= scale  # the product first: query * scale could overflow
+    if mask is not None and mask.dtype == np.bool_:  # as the additive mask 0 / -inf
+        put_minus_inf(s, ~mask)  # in place
+    elif mask is not None:
+        s += mask  # a float mask of another dtype is cast tile by tile
+    return s
+
+
+def _online_softmax_step(m, ell, acc, s, v):
+    """One step of the online softmax (Notes of :func:`memory_efficient_attention`): the
+    running max ``m``, sum ``ell`` and output ``acc`` after the tile of scores ``s`` with
+    values ``v``. Overwrites ``s`` (it becomes the tile's exponentials)."""
+    m_new = np.maximum(m, s.max(axis=-1))  # (..., lq)
+    shift = np.where(m_new == -np.inf, 0.0, m_new).astype(s.dtype)  # safe max
+    # m <= shift and s <= shift, so both differences are <= 0 and can only overflow
+    # towards -inf (e.g. -1e308 - 1e308), where the exact exp underflows to 0 anyway:
+    # exp(-inf) = 0 is exact. For finite scores shift is finite: no inf - inf arises.
+    with np.errstate(over="ignore"):
+        decay = m - shift  # (..., lq), <= 0
+        s -= shift[..., None]  # (..., lq, bk), <= 0
+    alpha = np.exp(decay)  # (..., lq): e^(m - m'), 0 while the row had nothing
+    p = np.exp(s, out=s)  # (..., lq, bk): e^(z - m'), in [0, 1]
+    ell = alpha * ell + p.sum(axis=-1)  # (..., lq)
+    acc = alpha[..., None] * acc + p @ v  # (..., lq, Ev)
+    return m_new, ell, acc
 
 
 def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=False,
@@ -962,14 +699,8 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
     >>> lse.shape
     (5,)
     """
-    query, key, value, attn_mask, scale, out_dtype = _check_attention_inputs(
-        query, key, value, attn_mask, is_causal, scale)
-    if block_size is None:
-        block_size = 512
-    elif (isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, numbers.Integral)
-          or block_size < 1):
-        raise ValueError(f"block_size must be a positive integer, got {_show(block_size)}")
-    block_size = int(block_size)
+    query, key, value, attn_mask, scale, out_dtype, block_size = check_memory_efficient(
+        query, key, value, attn_mask, is_causal, scale, block_size)
     batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     L, S, Ev = query.shape[-2], key.shape[-2], value.shape[-1]
     if attn_mask is not None:
@@ -999,27 +730,9 @@ def memory_efficient_attention(query, key, value, attn_mask=None, *, is_causal=F
             mask = _mask_block(attn_mask, is_causal, rows, cols, skip=not plan.careful)
             if mask is False:
                 continue  # nothing here may be attended to
-            s = q @ np.swapaxes(key[..., cols, :], -1, -2)  # (..., lq, bk), a new array
-            if not scale_first:
-                s *= scale  # the product first: query * scale could overflow
-            if mask is not None and mask.dtype == np.bool_:  # as the additive mask 0 / -inf
-                put_minus_inf(s, ~mask)  # in place, as every step below
-            elif mask is not None:
-                s += mask  # a float mask of another dtype is cast tile by tile
-            m_new = np.maximum(m, s.max(axis=-1))  # (..., lq)
-            shift = np.where(m_new == -np.inf, 0.0, m_new).astype(query.dtype)  # safe max
-            # m <= shift and s <= shift, so both differences are <= 0 and can only overflow
-            # towards -inf (e.g. -1e308 - 1e308), where the exact exp underflows to 0 anyway:
-            # exp(-inf) = 0 is exact. For finite scores shift is finite: no inf - inf arises.
-            with np.errstate(over="ignore"):
-                decay = m - shift  # (..., lq), <= 0
-                s -= shift[..., None]  # (..., lq, bk), <= 0
-            alpha = np.exp(decay)  # (..., lq); 0 while the row had nothing
-            p = np.exp(s, out=s)  # (..., lq, bk), in [0, 1]
-            ell = alpha * ell + p.sum(axis=-1)  # (..., lq)
-            acc = alpha[..., None] * acc + p @ value[..., cols, :]  # (..., lq, Ev)
-            m = m_new
-            del s, p  # free this tile before the next one is allocated
+            s = _tile_scores(q, key[..., cols, :], mask, scale, scale_first, put_minus_inf)
+            m, ell, acc = _online_softmax_step(m, ell, acc, s, value[..., cols, :])
+            del s  # free this tile before the next one is allocated
         output[..., rows, :] = np.divide(acc, ell[..., None], out=np.zeros_like(acc),
                                          where=ell[..., None] != 0)  # (..., lq, Ev)
         if plan.careful:  # a query with no key: 0 * value, NaN where value is NaN or inf

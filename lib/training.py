@@ -41,11 +41,14 @@ References
        https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
 """
 
+import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from lib.attention import _check_attention_inputs, scaled_dot_product_attention
+from lib._checks import check_attention
+from lib.attention import scaled_dot_product_attention
 
 __all__ = ["attention_backward", "head_attention", "head_backward", "cross_entropy",
            "previous_token_task", "init_head", "TrainingRun", "train_head"]
@@ -150,7 +153,7 @@ def attention_backward(query, key, value, grad_output, attn_mask=None, *, is_cau
            [0.]])
     """
     q_in, k_in, v_in = (np.asarray(x) for x in (query, key, value))
-    query, key, value, attn_mask, scale, out_dtype = _check_attention_inputs(
+    query, key, value, attn_mask, scale, out_dtype = check_attention(
         query, key, value, attn_mask, is_causal, scale)
     grad_output = np.asarray(grad_output)
     if grad_output.dtype.kind not in "fiu":
@@ -346,7 +349,10 @@ def cross_entropy(logits, target):
     -----
     :math:`-\log p_t = -z_t + \log\sum_c e^{z_c}`, whose gradient with respect to
     :math:`z` is :math:`\operatorname{softmax}(z) - e_t` [1]_; it is computed with the
-    maximum subtracted, as the kernel's softmax is.
+    maximum subtracted, as the kernel's softmax is. Only the rows that count enter the
+    arithmetic: an ignored row (target ``-1``) may hold anything, -inf, NaN or overflowing
+    values, and contributes exactly 0 to the loss and its gradient, as PyTorch's
+    ``cross_entropy(..., ignore_index=-1)`` does.
 
     References
     ----------
@@ -374,13 +380,20 @@ def cross_entropy(logits, target):
     n = int(counted.sum())
     if n == 0:
         raise ValueError("no position counts: every target is -1")
-    shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., C)
-    log_p = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (..., C)
-    t = np.where(counted, target, 0)[..., None]  # (..., 1)
-    loss = -np.sum(np.take_along_axis(log_p, t, axis=-1)[..., 0] * counted) / n
-    grad = np.exp(log_p)  # (..., C): p
-    np.put_along_axis(grad, t, np.take_along_axis(grad, t, axis=-1) - 1, axis=-1)  # p - e_t
-    grad *= counted[..., None] / n
+    z, t, rows = logits[counted], target[counted], np.arange(n)  # (n, C), (n,): counted only
+    # z - max <= 0 can overflow only towards -inf (e.g. -1e308 - 1e308), where the exact
+    # exp underflows to 0 anyway: exp(-inf) = 0 leaves the loss and the gradient exact.
+    m = z.max(axis=-1)  # (n,)
+    with np.errstate(over="ignore"):
+        shifted = z - m[:, None]  # (n, C), <= 0
+    log_sum = np.log(np.exp(shifted).sum(axis=-1))  # (n,), in [0, log C]
+    # -log p_t = m - z_t + log_sum, each part divided by n first: the mean is finite
+    # whenever it is representable, even where m - z_t (or a sum of the terms) is not
+    loss = np.sum(m / n - z[rows, t] / n + log_sum / n)
+    p_minus_e = np.exp(shifted - log_sum[:, None])  # (n, C): p
+    p_minus_e[rows, t] -= 1  # p - e_t
+    grad = np.zeros_like(logits)  # (..., C): 0 where nothing counts
+    grad[counted] = p_minus_e / n
     return float(loss), grad
 
 
@@ -485,6 +498,47 @@ class TrainingRun:
         return self.weights[-1]
 
 
+def _is_positive_integer(n):
+    return isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)) and n >= 1
+
+
+def _is_real(r):
+    return isinstance(r, numbers.Real) and not isinstance(r, (bool, np.bool_))
+
+
+def _is_step_size(r):
+    if isinstance(r, np.ndarray) and r.ndim == 0:
+        r = r.item()
+    if not _is_real(r):
+        return False
+    try:
+        return math.isfinite(float(r)) and float(r) > 0  # as the float the step uses
+    except OverflowError:  # an int or Fraction beyond every float
+        return False
+
+
+def _check_training(steps, lr, record_every, is_causal, scale):
+    """``(steps, lrs, every)`` for :func:`train_head`: Python ints and 3 floats, or the
+    documented ValueError naming the argument."""
+    if not isinstance(is_causal, (bool, np.bool_)):
+        raise ValueError(f"is_causal must be True or False, got {is_causal!r}")
+    if scale is not None and not (_is_real(scale) and (scale == 0 or _is_step_size(abs(scale)))):
+        raise ValueError(f"scale must be None or a finite real number, got {scale!r}")
+    if not _is_positive_integer(steps):
+        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    if record_every is not None and not _is_positive_integer(record_every):
+        raise ValueError(f"record_every must be a positive integer or None, got "
+                         f"{record_every!r}")
+    try:
+        lrs = tuple(lr) if np.ndim(lr) else (lr,) * 3
+    except (TypeError, ValueError):  # e.g. a ragged list
+        lrs = ()
+    if len(lrs) != 3 or not all(_is_step_size(r) for r in lrs):
+        raise ValueError(f"lr must be a finite positive number, or 3 of them, got {lr!r}")
+    steps = int(steps)
+    return steps, tuple(float(np.asarray(r).item()) for r in lrs), steps if record_every is None else int(record_every)
+
+
 def train_head(x, target, w_q, w_k, w_v, *, steps, lr, is_causal=True, scale=None,
                record_every=None):
     r"""Plain gradient descent on one head: ``logits = head_attention(x, ...)``, cross-entropy.
@@ -503,15 +557,16 @@ def train_head(x, target, w_q, w_k, w_v, *, steps, lr, is_causal=True, scale=Non
     w_q, w_k, w_v : array_like
         The starting projections (not modified).
     steps : int
-        Number of gradient steps (at least 1).
+        Number of gradient steps (at least 1): a Python or NumPy integer.
     lr : float or tuple of 3 floats
-        The step size :math:`\eta` (positive), or one for each of ``w_q``, ``w_k``,
-        ``w_v``.
+        The step size :math:`\eta` (finite and positive), or one for each of ``w_q``,
+        ``w_k``, ``w_v``.
     is_causal : bool, default True
     scale : float, optional
         Defaults to ``1 / sqrt(d)``; ``scale=1.0`` trains without the division.
     record_every : int, optional
-        Record the projections every this many steps (default: at the start and end).
+        Record the projections every this many steps (a positive integer; default: at
+        the start and end only).
 
     Returns
     -------
@@ -520,7 +575,11 @@ def train_head(x, target, w_q, w_k, w_v, *, steps, lr, is_causal=True, scale=Non
     Raises
     ------
     ValueError
-        If ``steps`` < 1 or ``lr`` is not positive, and as :func:`head_attention` and
+        If ``steps`` or ``record_every`` is not a positive integer (a Python or NumPy
+        integer, not a bool or a float such as ``2.0``), ``lr`` is not a finite
+        positive real number or three of them (NaN, inf, 0, negative, a bool or a
+        string), ``is_causal`` is not a bool, or ``scale`` is not None or a finite real
+        number, naming the argument; and as :func:`head_attention` and
         :func:`cross_entropy` raise.
 
     Examples
@@ -533,13 +592,8 @@ def train_head(x, target, w_q, w_k, w_v, *, steps, lr, is_causal=True, scale=Non
     >>> bool(run.losses[-1] < run.losses[0])
     True
     """
-    if int(steps) != steps or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    lrs = tuple(lr) if np.ndim(lr) else (lr,) * 3
-    if len(lrs) != 3 or not all(r > 0 for r in lrs):
-        raise ValueError(f"lr must be positive, or 3 positive numbers, got {lr!r}")
+    steps, lrs, every = _check_training(steps, lr, record_every, is_causal, scale)
     weights = [np.array(w, dtype=np.float64) for w in (w_q, w_k, w_v)]  # copies
-    every = steps if record_every is None else int(record_every)
     losses, snapshots, recorded = [], [], []
     for step in range(steps + 1):
         output = head_attention(x, *weights, is_causal=is_causal, scale=scale)  # (N, L, dv)

@@ -2,9 +2,12 @@
 examples, properties (hypothesis), bad inputs, dtypes, extreme finite scores, threads and
 fork, and a differential test against PyTorch's SDPA when torch is importable."""
 
+import ast
+import io
 import os
 import subprocess
 import sys
+import tokenize
 import warnings
 
 import numpy as np
@@ -13,7 +16,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from lib import attention
+from lib import _checks, attention
 from lib import fast_attention as fast
 from lib.attention import (causal_mask, memory_efficient_attention, multi_head_attention,
                            padding_mask, scaled_dot_product_attention, softmax)
@@ -817,6 +820,49 @@ def test_public_names_of_both_modules():
     # The threshold the dispatch uses is the fast module's, still importable from lib.attention.
     assert attention.FAST_PATH_MIN_SCORES == fast.FAST_PATH_MIN_SCORES
     assert attention.fast_attention is fast.fast_attention
+
+
+def kernel_code_lines(path):
+    """The lines of code of a Python file: every physical line holding a token that is not
+    a comment, a line break or indentation, docstrings (of the module, its functions and
+    classes) aside. A statement over three lines counts three."""
+    text = open(path, encoding="utf-8").read()
+    docstrings = set()
+    for node in ast.walk(ast.parse(text)):
+        if (isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
+                and ast.get_docstring(node, clean=False) is not None):
+            docstrings.update(range(node.body[0].lineno, node.body[0].end_lineno + 1))
+    layout = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
+              tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
+    code = set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type not in layout:
+            code.update(range(token.start[0], token.end[0] + 1))
+    return code - docstrings
+
+
+def test_the_kernel_a_student_reads_holds_at_most_200_lines_of_code(tmp_path):
+    lines = kernel_code_lines(attention.__file__)
+    assert 50 < len(lines) <= 200, f"lib/attention.py has {len(lines)} lines of code"
+    # the rule itself, on a small file: docstrings, comments and blank lines are not code
+    sample = tmp_path / "sample.py"
+    sample.write_text('"""Module\ndocstring."""\n\n# a comment\ndef f(x):\n    """Doc."""\n'
+                      '    return (x +  # the sum\n            1)\n')
+    assert kernel_code_lines(sample) == {5, 7, 8}
+
+
+def test_every_public_function_checks_its_arguments_in_one_call_first():
+    """Argument checking lives in lib/_checks.py: the first statement after each public
+    function's docstring is one call of a check_* function, and the kernel raises nothing."""
+    tree = ast.parse(open(attention.__file__, encoding="utf-8").read())
+    functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    for name in attention.__all__:
+        first = functions[name].body[1]  # body[0] is the docstring
+        call = first.value
+        assert isinstance(first, ast.Assign) and isinstance(call, ast.Call), name
+        assert call.func.id.startswith("check_"), name
+        assert getattr(attention, call.func.id) is getattr(_checks, call.func.id)
+    assert not any(isinstance(node, ast.Raise) for node in ast.walk(tree))
 
 
 def test_fast_attention_module_does_not_import_lib_attention():

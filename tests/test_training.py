@@ -2,8 +2,12 @@
 autograd (float64, 1e-12; skipped without torch), against finite differences (always),
 masks and fully masked rows, bad inputs, and the training loop on the previous-token task."""
 
+import warnings
+from fractions import Fraction
+
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
 from lib.attention import scaled_dot_product_attention
 from lib.training import (attention_backward, cross_entropy, head_attention, head_backward,
@@ -268,6 +272,97 @@ def test_train_head_rejects_bad_steps_and_lr():
         train_head(x, target, *w, steps=0, lr=1.0)
     with pytest.raises(ValueError, match="lr"):
         train_head(x, target, *w, steps=1, lr=0.0)
+
+
+def torch_cross_entropy(torch, logits, target):
+    """PyTorch's mean cross-entropy with ignore_index=-1, and its gradient (float64)."""
+    z = torch.tensor(logits, dtype=torch.float64, requires_grad=True)
+    loss = torch.nn.functional.cross_entropy(z.reshape(-1, z.shape[-1]),
+                                             torch.tensor(target).reshape(-1), ignore_index=-1)
+    loss.backward()
+    return loss.item(), z.grad.numpy()
+
+
+IGNORED_ROW_EDGES = {  # what an ignored position (target -1) may hold
+    "-inf in class 0": [-np.inf, 0.0, 1.0],
+    "NaN": [np.nan, 0.0, 1.0],
+    "all -inf": [-np.inf, -np.inf, -np.inf],
+    "+inf": [np.inf, 0.0, 1.0],
+    "overflowing": [1e308, -1e308, 0.0],
+}
+
+
+@pytest.mark.parametrize("edge", IGNORED_ROW_EDGES)
+def test_cross_entropy_ignores_what_is_ignored_as_torch_does(torch, edge):
+    logits = np.array([IGNORED_ROW_EDGES[edge], [0.0, 1.0, 2.0]])
+    target = np.array([-1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NaN, no overflow warning from an ignored row
+        loss, grad = cross_entropy(logits, target)
+    expected_loss, expected_grad = torch_cross_entropy(torch, logits, target)
+    assert loss == pytest.approx(expected_loss, rel=1e-14, abs=0)
+    # PyTorch's backward multiplies the ignored row's softmax by 0 (NaN from NaN or inf);
+    # here it never enters the arithmetic: its gradient is 0, the counted row's is PyTorch's.
+    np.testing.assert_allclose(grad[1], expected_grad[1], rtol=1e-14, atol=1e-16)
+    assert np.all(grad[0] == 0)
+
+
+def test_cross_entropy_of_the_issue_is_torchs_0_4076():
+    # log(1 + e^-1 + e^-2) for the counted row (0, 1, 2) with target 2
+    loss, _ = cross_entropy([[-np.inf, 0, 1], [0, 1, 2]], [-1, 2])
+    assert loss == pytest.approx(np.log1p(np.exp(-1.0) + np.exp(-2.0)), rel=1e-15)
+    assert round(loss, 4) == 0.4076
+
+
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_cross_entropy_of_logits_near_the_largest_float_warns_nothing(torch, batch):
+    rng = np.random.default_rng(91)
+    logits = rng.choice([1e308, -1e308, 0.0, 5.0], size=batch + (4, 5))
+    target = rng.integers(-1, 5, size=batch + (4,))
+    target[(0,) * len(batch) + (0,)] = int(np.argmax(logits[(0,) * len(batch) + (0,)]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss, grad = cross_entropy(logits, target)
+    # the mean of -log p_t = logsumexp(z) - z_t over the counted rows, summed exactly: it
+    # is finite here although a sum of the terms overflows (PyTorch's mean gives inf)
+    counted = target >= 0
+    with np.errstate(over="ignore"):  # SciPy's own shift overflows as ours did
+        terms = [Fraction(float(logsumexp(z))) - Fraction(float(z[k]))
+                 for z, k in zip(logits[counted], target[counted])]
+    assert loss == pytest.approx(float(sum(terms) / len(terms)), rel=1e-14)
+    expected_loss, expected_grad = torch_cross_entropy(torch, logits, target)
+    assert np.isinf(expected_loss)  # the case the exact sum is for
+    np.testing.assert_allclose(grad, expected_grad, rtol=1e-14, atol=1e-16)
+
+
+@pytest.mark.parametrize("bad", [
+    {"steps": 2.0}, {"steps": 0}, {"steps": -3}, {"steps": True}, {"steps": np.nan},
+    {"steps": "2"}, {"steps": None},
+    {"record_every": 0}, {"record_every": -1}, {"record_every": 1.5}, {"record_every": 2.0},
+    {"record_every": np.nan}, {"record_every": False},
+    {"lr": np.inf}, {"lr": -np.inf}, {"lr": np.nan}, {"lr": 0.0}, {"lr": -0.1}, {"lr": True},
+    {"lr": "0.1"}, {"lr": 10**400}, {"lr": (0.1, 0.1)}, {"lr": (0.1, np.nan, 0.1)},
+    {"lr": (0.1, 0.1, np.inf)}, {"lr": [0.1, [0.1], 0.1]}, {"lr": None},
+    {"is_causal": "no"}, {"is_causal": None}, {"is_causal": 1},
+    {"scale": np.nan}, {"scale": -np.inf}, {"scale": "0.5"}, {"scale": True}, {"scale": 10**400},
+])
+def test_train_head_names_the_bad_argument(bad):
+    x, _, target = previous_token_task(2, 3, 2, np.random.default_rng(0))
+    w = init_head(5, 2, 2, np.random.default_rng(0))
+    kwargs = {"steps": 2, "lr": 0.5, "record_every": None, "is_causal": True, "scale": None} | bad
+    (name,) = bad
+    with pytest.raises(ValueError, match=f"^{name} must be"):
+        train_head(x, target, *w, **kwargs)
+
+
+def test_train_head_takes_numpy_integers_and_numbers():
+    x, _, target = previous_token_task(2, 3, 2, np.random.default_rng(0))
+    w = init_head(5, 2, 2, np.random.default_rng(0))
+    run = train_head(x, target, *w, steps=np.int64(4), lr=np.float32(0.5),
+                     record_every=np.uint8(2))
+    same = train_head(x, target, *w, steps=4, lr=(0.5, 0.5, 0.5), record_every=2)
+    assert list(run.recorded) == [0, 2, 4] == list(same.recorded)
+    np.testing.assert_array_equal(run.losses, same.losses)
 
 
 # ------------------------------------------------------------------------------ training
