@@ -33,9 +33,9 @@ GOALS := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
 NEEDS_PYTHON   := venv book book-strict test test-pytest test-nbval-matrix test-site audit \
                   notebooks bench serve \
                   jupyter-notebooks book-student pdf launch-check \
-                  assignments grade test-assignments quiz
-NEEDS_NODE     := book book-strict test test-site audit book-student pdf
-NEEDS_CHROMIUM := test-site audit pdf launch-check
+                  assignments grade test-assignments quiz slides slides-pdf
+NEEDS_NODE     := book book-strict test test-site audit book-student pdf slides slides-pdf
+NEEDS_CHROMIUM := test-site audit pdf launch-check slides-pdf
 NEEDS_POPPLER  := pdf
 NEEDS_DOT      := build-picture
 needs   = $(filter $(1),$(GOALS))
@@ -72,7 +72,7 @@ endif
 
 .PHONY: help venv book book-strict serve test test-pytest test-nbval-matrix test-site notebooks bench clean
 .PHONY: jupyter-notebooks book-student pdf pdf-print-full pdf-print-student launch-check
-.PHONY: assignments grade test-assignments quiz
+.PHONY: assignments grade test-assignments quiz slides slides-pdf
 .PHONY: audit format build-picture
 
 help:  ## list the commands
@@ -272,6 +272,17 @@ grade: $(ASSIGN_STAMP)  ## grade ASSIGNMENT=03_masking SUBMISSIONS=dir [JOBS=2] 
 	@test -n "$(ASSIGNMENT)" -a -d "$(SUBMISSIONS)" || { echo "usage: make grade ASSIGNMENT=03_masking SUBMISSIONS=folder [GRADES=file.csv] [JOBS=2]"; exit 2; }
 	test -d _build/assignments/$(ASSIGNMENT)/autograder || $(PY) scripts/assignments.py $(ASSIGNMENT)
 	$(ONE_BLAS_THREAD) $(PY) scripts/grade_assignments.py $(ASSIGNMENT) $(SUBMISSIONS) $(if $(GRADES),--out $(GRADES)) --jobs $(or $(JOBS),2)
+
+# The lecture decks (scripts/slides.py): a reveal.js deck per chapter, written from its executed
+# reference notebook with the Jupyter notebooks' own Markdown conversion, into
+# _build/slides/<name>.html with everything it loads beside it (reveal.js, KaTeX's CSS and
+# fonts, Vega: pinned in package.json). tests/site/test_slides.py (make test-site) checks
+# every slide at 1280 x 720 in Chromium. slides-pdf prints them as handouts (Chromium).
+slides: $(STAMP) $(NPM_STAMP)  ## a reveal.js lecture deck per chapter in _build/slides/ (serve it: SITE_DIR=_build/slides make serve)
+	$(PY) scripts/slides.py
+
+slides-pdf: $(SITE_STAMP) $(NPM_STAMP)  ## the decks and each printed by Chromium, a slide a page, in _build/slides/pdf/
+	$(PY) scripts/slides.py --pdf
 
 # The self-check questions as quizzes an LMS imports (scripts/lms_quiz.py, from the executed
 # chapters): _build/quiz/<chapter>.canvas-qti.zip (Canvas: Import course content, QTI .zip)
