@@ -33,9 +33,9 @@ GOALS := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
 NEEDS_PYTHON   := venv book book-strict test test-pytest test-nbval-matrix test-site audit \
                   notebooks bench serve \
                   jupyter-notebooks book-student pdf launch-check \
-                  assignments grade test-assignments quiz slides slides-pdf
-NEEDS_NODE     := book book-strict test test-site audit book-student pdf slides slides-pdf
-NEEDS_CHROMIUM := test-site audit pdf launch-check slides-pdf
+                  assignments grade test-assignments quiz slides slides-pdf kit
+NEEDS_NODE     := book book-strict test test-site audit book-student pdf slides slides-pdf kit
+NEEDS_CHROMIUM := test-site audit pdf launch-check slides-pdf kit
 NEEDS_POPPLER  := pdf
 NEEDS_DOT      := build-picture
 needs   = $(filter $(1),$(GOALS))
@@ -72,7 +72,7 @@ endif
 
 .PHONY: help venv book book-strict serve test test-pytest test-nbval-matrix test-site notebooks bench clean
 .PHONY: jupyter-notebooks book-student pdf pdf-print-full pdf-print-student launch-check
-.PHONY: assignments grade test-assignments quiz slides slides-pdf
+.PHONY: assignments grade test-assignments quiz slides slides-pdf kit
 .PHONY: audit format build-picture
 
 help:  ## list the commands
@@ -283,6 +283,14 @@ slides: $(STAMP) $(NPM_STAMP)  ## a reveal.js lecture deck per chapter in _build
 
 slides-pdf: $(SITE_STAMP) $(NPM_STAMP)  ## the decks and each printed by Chromium, a slide a page, in _build/slides/pdf/
 	$(PY) scripts/slides.py --pdf
+
+# One zip per chapter for an instructor (scripts/instructor_kit.py): the deck and its handout,
+# the LMS quizzes, the assignment's Gradescope zip, student notebook and rubrics.
+kit: $(SITE_STAMP) $(NPM_STAMP) $(ASSIGN_STAMP)  ## one zip per chapter for an instructor (deck, handout, quizzes, assignment, rubrics) in _build/kit/
+	$(PY) scripts/slides.py --pdf
+	$(PY) scripts/lms_quiz.py
+	$(PY) scripts/assignments.py
+	$(PY) scripts/instructor_kit.py
 
 # The self-check questions as quizzes an LMS imports (scripts/lms_quiz.py, from the executed
 # chapters): _build/quiz/<chapter>.canvas-qti.zip (Canvas: Import course content, QTI .zip)
