@@ -1298,8 +1298,7 @@ def plot_bilinear_form(matrix, row_labels, col_labels, *, shown=None, title=None
         raise ValueError("shown leaves out every entry of the matrix")
     fig, ax = new_figure(width=width, height=width * m / n * 0.92)
     top = float(np.abs(matrix[shown]).max()) or 1.0
-    cmap = plt.get_cmap("RdBu_r").copy()
-    cmap.set_bad("0.8")  # the entries left out: grey
+    cmap = plt.get_cmap("RdBu_r").with_extremes(bad="0.8")  # left out: grey
     image = ax.imshow(np.ma.masked_array(matrix, mask=~shown), cmap=cmap, vmin=-top,
                       vmax=top)
     ax.set_xticks(range(n), col_labels, rotation=90)
