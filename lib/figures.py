@@ -1237,17 +1237,23 @@ def plot_training_curves(curves, *, ylabel="training loss (nats)", log=True, ax=
     return _legible(fig)
 
 
-def plot_bilinear_form(matrix, row_labels, col_labels, *, title=None, width=5.6):
+def plot_bilinear_form(matrix, row_labels, col_labels, *, shown=None, title=None,
+                       width=5.6):
     """Draw a matrix such as W_Q W_K^T as a heatmap on a colour scale centred at 0.
 
     Red is positive, blue negative, white 0; the scale is symmetric about 0 and set by
-    the largest absolute entry.
+    the largest absolute entry shown. Entries left out by ``shown`` (for example the
+    pairs a mask forbids, which never reach a score) are drawn in grey and do not set
+    the scale.
 
     Parameters
     ----------
     matrix : array_like, shape (m, n)
     row_labels, col_labels : sequence of str, lengths m and n
         Tick labels (rows: the query's features, columns: the key's).
+    shown : array_like of bool, shape (m, n), optional
+        True where an entry is coloured; False entries are grey and left out of the
+        colour scale. Default: every entry.
     title : str, optional
     width : float, default 5.6
         Width of the figure in inches (the height follows the matrix's shape).
@@ -1259,13 +1265,22 @@ def plot_bilinear_form(matrix, row_labels, col_labels, *, title=None, width=5.6)
     Raises
     ------
     ValueError
-        If ``matrix`` is not 2-D or the labels do not match its shape.
+        If ``matrix`` is not 2-D, the labels do not match its shape, ``shown`` does
+        not have its shape, or ``shown`` shows no entry.
 
     Examples
     --------
     >>> fig = plot_bilinear_form(np.eye(2), ["a", "b"], ["c", "d"])
     >>> fig.axes[0].images[0].get_clim()
     (-1.0, 1.0)
+    >>> plt.close(fig)
+
+    A hidden entry, however large, does not set the scale:
+
+    >>> fig = plot_bilinear_form([[1.0, 9.0], [0.5, -2.0]], ["a", "b"], ["c", "d"],
+    ...                          shown=[[True, False], [True, True]])
+    >>> fig.axes[0].images[0].get_clim()
+    (-2.0, 2.0)
     >>> plt.close(fig)
     """
     matrix = np.asarray(matrix, dtype=float)
@@ -1274,9 +1289,18 @@ def plot_bilinear_form(matrix, row_labels, col_labels, *, title=None, width=5.6)
                          f"labels and {matrix.shape[-1]} column labels, got "
                          f"{len(row_labels)} and {len(col_labels)}")
     m, n = matrix.shape
+    if shown is None:
+        shown = np.ones(matrix.shape, dtype=bool)
+    shown = np.asarray(shown, dtype=bool)
+    if shown.shape != matrix.shape:
+        raise ValueError(f"shown has shape {shown.shape}, the matrix {matrix.shape}")
+    if not shown.any():
+        raise ValueError("shown leaves out every entry of the matrix")
     fig, ax = new_figure(width=width, height=width * m / n * 0.92)
-    top = float(np.abs(matrix).max()) or 1.0
-    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-top, vmax=top)
+    top = float(np.abs(matrix[shown]).max()) or 1.0
+    cmap = plt.get_cmap("RdBu_r").with_extremes(bad="0.8")  # left out: grey
+    image = ax.imshow(np.ma.masked_array(matrix, mask=~shown), cmap=cmap, vmin=-top,
+                      vmax=top)
     ax.set_xticks(range(n), col_labels, rotation=90)
     ax.set_yticks(range(m), row_labels)
     ax.set_xlabel("key feature")

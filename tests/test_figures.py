@@ -753,3 +753,23 @@ def test_the_real_model_figures_have_token_labels_readable_at_page_width():
         shown_px = label_pt * FIGURE_PX / (72 * fig.get_size_inches()[0])
         assert shown_px >= SMALL_TEXT_PX, (kwargs, round(shown_px, 1))
         plt.close(fig)
+
+
+def test_plot_bilinear_form_leaves_hidden_entries_out_of_the_scale_and_greys_them():
+    matrix = np.array([[1.0, -7.0], [0.5, 2.0]])
+    fig = figures.plot_bilinear_form(matrix, ["a", "b"], ["c", "d"],
+                                     shown=[[True, False], [True, True]])
+    image = fig.axes[0].images[0]
+    assert image.get_clim() == (-2.0, 2.0)        # set by the shown entries only
+    data = image.get_array()
+    assert data.mask[0, 1] and not data.mask[0, 0]  # the hidden entry is masked out
+    assert tuple(image.get_cmap().get_bad()[:3]) != (1.0, 1.0, 1.0)  # grey, not white
+    plt.close(fig)
+
+
+def test_plot_bilinear_form_rejects_a_shown_of_another_shape_or_showing_nothing():
+    with pytest.raises(ValueError, match="shape"):
+        figures.plot_bilinear_form(np.eye(2), ["a", "b"], ["c", "d"], shown=np.ones(3, bool))
+    with pytest.raises(ValueError, match="every entry"):
+        figures.plot_bilinear_form(np.eye(2), ["a", "b"], ["c", "d"],
+                                   shown=np.zeros((2, 2), bool))
