@@ -461,6 +461,36 @@ class Chapter:
 
 
 # ------------------------------------------------------------------- notebooks
+ANSWER_LINE = re.compile(r"^[ \t]*%[ \t]*answer[ \t]*:(?P<names>.*)$", re.M)
+
+
+def answer_names(body: str) -> list[str]:
+    """The variables an exercise's answer sets, as its body names them in a MyST comment
+    line (which the page does not render): `% answer: by_hand, window` gives
+    ["by_hand", "window"], in order; [] when the body names none. The student and
+    assignment notebooks' answer cell pre-fills one `name = ...` line for each.
+
+    >>> answer_names("Compute the weights.\n% answer: by_hand, window\n")
+    ['by_hand', 'window']
+
+    Raises ValueError on a name that is not a Python identifier, or named twice."""
+    names = []
+    for match in ANSWER_LINE.finditer(body):
+        for name in (n.strip() for n in match["names"].split(",")):
+            if not name.isidentifier() or name in names:
+                raise ValueError(f"`% answer:` line {match[0].strip()!r}: {name!r} is "
+                                 + ("named twice" if name in names
+                                    else "not a Python variable name"))
+            names.append(name)
+    return names
+
+
+def answer_cell_source(number: str, names: list[str]) -> str:
+    """The student notebook's code answer cell: a comment line, then `name = ...` for each
+    name the exercise's `% answer:` line gives."""
+    return f"# Your answer to {number}\n" + "".join(f"{n} = ...\n" for n in names)
+
+
 def exercise_kind(body: str) -> tuple[str, str]:
     """The kind an exercise opens with, e.g. *(Code)* or *(Pen and paper; 10 min)*, and the rest."""
     match = KIND.match(body)
@@ -715,7 +745,8 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                                  f"write it)*", base)
                         cells[-1].metadata["tags"] = ["answer"]
                     if kind_name in CODE_KINDS:
-                        answer = nbformat.v4.new_code_cell(f"# Your answer to {number}\n")
+                        answer = nbformat.v4.new_code_cell(
+                            answer_cell_source(number, answer_names(seg.body)))
                         answer.id = cell_id(base)
                         answer.metadata["tags"] = ["answer"]
                         cells.append(answer)

@@ -414,3 +414,56 @@ def test_site_url_per_edition():
         == STUDENT_SITE
     with pytest.raises(ValueError, match="edition"):
         jn.site_url("teacher", config)
+
+
+# ------------------------------- the variables an exercise's answer sets (issue 43, item 1)
+EXERCISE_BODY = ("*(Code)* Compute the weights of the window by hand and the window itself.\n"
+                 "% answer: by_hand, window\n")
+
+
+def test_answer_names_reads_the_comment_line():
+    assert jn.answer_names(EXERCISE_BODY) == ["by_hand", "window"]
+    assert jn.answer_names("No line here.\n%answer:w3\n") == ["w3"]
+    assert jn.answer_names("Prose only; no answer line.") == []
+    for bad in ("% answer: 3d\n", "% answer: w, w\n", "% answer: a b\n"):
+        with pytest.raises(ValueError, match="answer"):
+            jn.answer_names(bad)
+
+
+def test_the_answer_line_is_no_text_on_the_page_nor_in_jupyter(chapter):
+    # MyST parses it as a comment: a docutils comment node, which Sphinx's HTML writer skips
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.utils import new_document
+    from myst_parser.parsers.docutils_ import Parser
+    from sphinx.writers.html5 import HTML5Translator
+
+    parser = Parser()
+    document = new_document("fixture", get_default_settings(parser))
+    parser.parse("```{note}\n" + EXERCISE_BODY + "```\n", document)
+    texts = [t.astext() for t in document.findall(nodes.Text)
+             if not isinstance(t.parent, nodes.comment)]
+    assert not [t for t in texts if "by_hand" in t]
+    assert [c.astext() for c in document.findall(nodes.comment)] == ["answer: by_hand, window"]
+    with pytest.raises(nodes.SkipNode):
+        HTML5Translator.visit_comment(None, nodes.comment())
+    assert "answer:" not in chapter.text(EXERCISE_BODY)
+
+
+def test_the_student_answer_cell_names_the_answer_s_variables(tmp_path, monkeypatch):
+    # a fixture chapter (not the book's): one exercise with an `% answer:` line
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Fixture\n\n```{exercise}\n:label: fixture-ex\n\n"
+                                      + EXERCISE_BODY + "```\n\n```{solution} fixture-ex\n"
+                                      "By hand.\n```")])
+    nbformat.write(nb, tmp_path / "99_fixture.ipynb")
+    monkeypatch.setattr(jn, "NOTEBOOKS", tmp_path)
+    book = jn.Book.read()
+    book.labels["fixture-ex"] = jn.Target("notebooks/99_fixture", number="Exercise 9.9")
+    for edition in EDITIONS:
+        out = jn.convert("99_fixture", edition, book, jn.Bibliography(), pngs=False)
+        text = "\n".join(c.source for c in out.cells)
+        assert "answer:" not in text and "Compute the weights" in text
+    cell = out.cells[-1]                                       # the student edition's
+    assert cell.cell_type == "code" and cell.metadata["tags"] == ["answer"]
+    assert cell.source == "# Your answer to Exercise 9.9\nby_hand = ...\nwindow = ...\n"
