@@ -75,7 +75,7 @@ import study_time_rule  # noqa: E402  (the rule the site's study-time roles prin
 
 sys.path.insert(0, str(ROOT))
 from lib.selfcheck import MIME as SELFCHECK_MIME  # noqa: E402
-from lib.selfcheck import markdown_from_data  # noqa: E402
+from lib.selfcheck import check_call, encode_questions, markdown_from_data  # noqa: E402
 
 MYST = (MarkdownIt("commonmark").enable("table").use(myst_role_plugin).use(myst_block_plugin)
         .use(colon_fence_plugin).use(dollarmath_plugin).use(amsmath_plugin))
@@ -528,6 +528,27 @@ def chart_png(spec_json: str) -> str:
     return base64.b64encode(out.getvalue()).decode("ascii")
 
 
+SAFE_INTEGER = 2 ** 53      # JavaScript's Number.MAX_SAFE_INTEGER + 1
+
+
+def json_numbers(value):
+    """`value` (parsed JSON) with each whole float that JavaScript writes without a
+    decimal point (1.0, -3.0, 1e20) as an int, as JSON.parse then JSON.stringify write it:
+    JupyterLab re-serialises an output's JSON data that way, and a stored `1.0` that it
+    rewrites as `1` marks the notebook modified on opening (issue 49).
+
+    >>> json_numbers({"x": [1.0, 0.5, -2.0], "y": True, "z": "1.0"})
+    {'x': [1, 0.5, -2], 'y': True, 'z': '1.0'}
+    """
+    if isinstance(value, float) and value.is_integer() and abs(value) < SAFE_INTEGER:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: json_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_numbers(item) for item in value]
+    return value
+
+
 def clean_outputs(outputs: list, pngs: bool = True) -> list:
     """Drop glue's records (no renderer in Jupyter shows them) and, where a Vega-Lite chart
     is there, the HTML fallback that JupyterLab would prefer to it; add the chart's PNG
@@ -538,6 +559,9 @@ def clean_outputs(outputs: list, pngs: bool = True) -> list:
             continue
         output = copy.deepcopy(output)
         data = output.get("data")
+        for mime in list(data or {}):
+            if mime.endswith("json") and not isinstance(data[mime], str):
+                data[mime] = json_numbers(data[mime])
         if data and VEGALITE in data:
             data.pop("text/html", None)
             data.pop(PNG, None)
@@ -567,9 +591,45 @@ def question_data(cell) -> dict | None:
 
 def question_markdown(data: dict, chapter: "Chapter") -> str:
     """A self-check question as Markdown that Jupyter and Colab render: the question and
-    its options, then the answer and each classic wrong answer's explanation folded in
-    `<details>` (lib.selfcheck.markdown_from_data), its MyST converted as the page's."""
+    its options, and how to answer it in the code cell after it (check_cell_source); no
+    answer, no explanation (lib.selfcheck.markdown_from_data), its MyST converted as the
+    page's."""
     return markdown_from_data(data, text=chapter.text).rstrip("\n")
+
+
+def converted_question(data: dict, chapter: "Chapter") -> dict:
+    """The question's data with every text in it converted as the page's Markdown (what
+    lib.selfcheck.check prints in Jupyter)."""
+    out = copy.deepcopy(data)
+    for key in ("text", "right", "hint", "answer_text"):
+        if out.get(key):
+            out[key] = chapter.text(out[key])
+    for wrong in out["wrong"]:
+        wrong["why"] = chapter.text(wrong["why"])
+        wrong["label"] = chapter.inline(wrong["label"])
+    if out["kind"] == "choice":
+        out["options"] = [chapter.text(o) for o in out["options"]]
+    return out
+
+
+CHECK_TAG = "selfcheck"          # the answer cell of a question (tests, launch check)
+REGISTER_TAG = "selfcheck-data"  # the collapsed cell that gives check() the questions
+
+
+def check_cell_source(data: dict) -> str:
+    """The one line a learner edits and runs to answer a question."""
+    return check_call(data) + "  # your answer in place of ..."
+
+
+def register_cell_source(questions: list[dict]) -> str:
+    """The collapsed cell, before a notebook's first question, that makes its questions
+    known to lib.selfcheck.check (their data encoded, so a glance shows no answer)."""
+    encoded = encode_questions(questions)
+    lines = [encoded[i:i + 76] for i in range(0, len(encoded), 76)]
+    body = "\n".join(f'    "{line}"' for line in lines)
+    return ("# The self-check questions, for check() below (run this cell; it prints nothing)\n"
+            "from lib.selfcheck import check, register\n\n"
+            f"_ = register(\n{body}\n)")
 
 
 def number_headings(source: str, chapter: int | None, counts: list) -> tuple[str, list]:
@@ -655,12 +715,24 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
         return f"<details>\n<summary>{summary}</summary>\n\n{body.strip()}\n\n</details>"
 
     headings = {"chapter": book.chapters.get(name), "counts": []}
+    asked = [converted_question(d, chapter) for c in chapter.reference.cells
+             if c.cell_type == "code" and (d := question_data(c))]
     for cell in chapter.reference.cells:
         base = cell.get("id") or f"{name}-{len(cells)}"
         question = question_data(cell) if cell.cell_type == "code" else None
         if question is not None:
             if not (state["gated"] and student):
+                if not any(REGISTER_TAG in c.metadata.get("tags", []) for c in cells):
+                    register = nbformat.v4.new_code_cell(register_cell_source(asked))
+                    register.id = cell_id(f"{base}-data")
+                    register.metadata["tags"] = [REGISTER_TAG]
+                    collapse(register)
+                    cells.append(register)
                 markdown(question_markdown(question, chapter), base)
+                answer = nbformat.v4.new_code_cell(check_cell_source(question))
+                answer.id = cell_id(base)
+                answer.metadata["tags"] = [CHECK_TAG]
+                cells.append(answer)
             continue
         if cell.cell_type == "code":
             tags = cell.metadata.get("tags", [])
@@ -696,7 +768,8 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                 collapse(new)
             if "hide-input" in tags:
                 collapse(new, outputs=False)
-            if "hide-output" in tags:
+            if "hide-output" in tags or "predict" in tags:
+                # a predict cell's output answers the question just before it: folded
                 collapse(new, source=False)
             cells.append(new)
             figure = cell.metadata.get("mystnb", {}).get("figure")

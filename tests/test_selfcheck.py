@@ -180,8 +180,12 @@ def test_jupyter_sees_text_markdown_and_data_never_html(kind, monkeypatch):
     data, _ = DisplayFormatter().format(KINDS[kind]())
     assert set(data) == {"text/plain", "text/markdown", sc.MIME}
     assert data["text/plain"].startswith("Self-check question sc-demo-")
-    question, _, folded = data["text/markdown"].partition("<details>")
-    assert "The answer:" in folded and "The answer:" not in question
+    # no answer in the Markdown: the learner answers in the cell below (check), which
+    # this display made able to grade the question in this kernel
+    markdown = data["text/markdown"]
+    assert "The answer:" not in markdown and "<details>" not in markdown
+    assert f'check("{data[sc.MIME]["id"]}", reveal=True)' in markdown
+    assert sc.QUESTIONS[data[sc.MIME]["id"]] == data[sc.MIME]
     assert json.loads(json.dumps(data[sc.MIME])) == data[sc.MIME]
     monkeypatch.setenv(sc.SITE_BUILD_ENV, "1")
     data, _ = DisplayFormatter().format(KINDS[kind]())
@@ -329,18 +333,18 @@ def test_at_least_forty_questions_in_all():
     assert len(ALL) >= IN_ALL
 
 
-def test_the_jupyterlab_check_sees_the_questions_and_their_folded_answers():
+def test_the_jupyterlab_check_sees_the_questions_and_no_answer():
     # scripts/launch_check.py reads what JupyterLab renders: each question's Markdown
-    # cell, and what shows without a click (a closed <details> shows its summary)
+    # cell, and what shows without a click
     import sys
     sys.path.insert(0, str(ROOT / "scripts"))
     import launch_check
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(number().markdown())])
-    folded = {"markdown": ["Check yourself. How much is x? Show the answer The answer: 0.250"],
-              "shown": ["Check yourself. How much is x? Show the answer"]}
-    assert launch_check.selfcheck_problems(folded, nb) == []
-    opened = dict(folded, shown=folded["markdown"])
+    asked = {"markdown": ["Check yourself. How much is x? Answer in the cell below"],
+             "shown": ["Check yourself. How much is x? Answer in the cell below"]}
+    assert launch_check.selfcheck_problems(asked, nb) == []
+    opened = dict(asked, shown=[asked["shown"][0] + " The answer: 0.250"])
     assert launch_check.selfcheck_problems(opened, nb) == [
         "1 self-check answers visible without a click"]
     missing = {"markdown": ["Some text"], "shown": ["Some text"]}
