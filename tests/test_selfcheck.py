@@ -48,6 +48,7 @@ def wrong_output():
 
 
 KINDS = {"number": number, "shape": shape, "choice": choice, "wrong_output": wrong_output}
+PREDICTED = "the output the reader predicts"
 
 
 # ------------------------------------------------------------------- validation
@@ -205,14 +206,28 @@ def page(tmp_path_factory):
     src = tmp_path_factory.mktemp("selfcheck-page")
     (src / "conf.py").write_text(
         f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n"
-        "extensions = ['myst_parser', 'selfcheck']\nmyst_enable_extensions = ['dollarmath']\n")
-    (src / "index.md").write_text("# Questions\n\n" + "\n".join(
-        make().directive() for make in KINDS.values()))
+        "extensions = ['myst_parser', 'sphinx_copybutton', 'selfcheck']\n"
+        "myst_enable_extensions = ['dollarmath', 'colon_fence']\n")
+    # the last question in a cell as myst-nb writes it, followed by a cell tagged predict
+    directives = [make().directive() for make in KINDS.values()]
+    directives[-1] = (f"::::{{container}} cell tag_remove-input\n:::{{container}} cell_output\n"
+                      f"{directives[-1]}:::\n::::\n\n"
+                      "::::{container} cell tag_predict\n:::{container} cell_input\n"
+                      "```python\nprint(PREDICTED)\n```\n:::\n:::{container} cell_output\n"
+                      f"```none\n{PREDICTED}\n```\n:::\n::::\n")
+    (src / "index.md").write_text("# Questions\n\n" + "\n".join(directives))
     out = src / "_out"
     subprocess.run(["sphinx-build", "-W", "-n", "-q", "-b", "html", str(src), str(out)],
                    check=True, env={**os.environ, "PATH": f"{ROOT / '.venv' / 'bin'}:"
                                     + os.environ["PATH"]})
-    return BeautifulSoup((out / "index.html").read_text(), "html.parser"), out
+    # docutils' container directive writes its classes as ids (cell-output, tag-predict);
+    # myst-nb's cells keep theirs (cell_output, tag_predict), as the chapters' pages have them
+    index = out / "index.html"
+    text = index.read_text()
+    for name in ("cell-input", "cell-output", "tag-predict", "tag-remove-input"):
+        text = text.replace(f"{name} docutils", name.replace("-", "_", 1) + " docutils")
+    index.write_text(text)
+    return BeautifulSoup(text, "html.parser"), out
 
 
 def visible_text(box) -> str:
@@ -264,6 +279,98 @@ def test_the_script_and_stylesheet_come_from_the_site(page):
     assert (out / "_static" / "selfcheck" / "selfcheck.js").exists()
     css = [s["href"] for s in soup.select("link[href]") if "selfcheck" in s["href"]]
     assert css == ["_static/selfcheck/selfcheck.css"]   # (the whole site: tests/site/)
+
+
+# ------------------------------------------- the page in Chromium (issue 47, items 1, 3, 5)
+@pytest.fixture(scope="module")
+def chromium():
+    import shutil
+    executable = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+    if not Path(executable).exists():
+        pytest.skip("chromium is not installed here")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, headless=True)
+        yield browser
+        browser.close()
+
+
+READ_PAGE = """() => ({
+  folded: document.querySelector('.tag_predict > .cell_output').hidden,
+  skip: !!document.querySelector('.selfcheck-fold button'),
+  progress: document.querySelector('.selfcheck-progress-count')?.textContent,
+  reset: !document.querySelector('.selfcheck-progress button').hidden,
+})"""
+
+
+def test_copy_buttons_never_submit_and_add_no_tab_stop(page, chromium):
+    # sphinx-copybutton puts a <button> (no type: a submit button) on each code block; an
+    # output shown as an option is a bare <pre>, so no form holds one (the page's own code
+    # block, the predict cell's, keeps its button)
+    soup, out = page
+    assert soup.select(".tag_predict .highlight pre") and not soup.select("form .highlight")
+    tab = chromium.new_page()
+    tab.goto((out / "index.html").as_uri())
+    tab.wait_for_selector(".tag_predict button.copybtn", state="attached")
+    stops = tab.evaluate("""() => [...document.querySelectorAll('form.selfcheck-form')].map(f =>
+        [...f.querySelectorAll('button, input, a[href], [tabindex]')]
+          .filter(e => e.tabIndex >= 0 && !e.hidden).map(e => e.className || e.type))""")
+    for form in stops:
+        assert form[-1] == "selfcheck-check" and "copybtn" not in " ".join(form), form
+    tab.close()
+
+
+def test_predict_output_folds_until_answered_and_progress_is_kept(page, chromium):
+    _, out = page
+    context = chromium.new_context(viewport={"width": 390, "height": 844})
+    tab = context.new_page()
+    tab.goto((out / "index.html").as_uri())
+    tab.wait_for_selector(".selfcheck-progress")
+    seen = tab.evaluate(READ_PAGE)
+    assert seen == {"folded": True, "skip": True, "reset": False,
+                    "progress": "Self-checks on this page: answered 0 of 4."}
+    output = tab.locator("#sc-demo-output")
+    output.locator("#sc-demo-output-option-0").check()       # a wrong try: still folded
+    output.locator("button.selfcheck-check").press("Enter")
+    assert tab.evaluate(READ_PAGE)["folded"]
+    output.locator("#sc-demo-output-option-1").check()       # right: the output shows
+    output.locator("#sc-demo-output-option-1").press("Enter")
+    seen = tab.evaluate(READ_PAGE)
+    assert not seen["folded"] and not seen["skip"] and seen["reset"]
+    assert seen["progress"] == "Self-checks on this page: answered 1 of 4."
+    number = tab.locator("#sc-demo-number")                   # the answer shown: answered
+    number.locator("input").fill("7")
+    number.locator("input").press("Enter")
+    number.locator("button.selfcheck-reveal").click()
+    assert tab.evaluate(READ_PAGE)["progress"].endswith("answered 2 of 4.")
+    width = tab.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page scrolls sideways at 390 px: {width} px"
+
+    tab.reload()                                              # coming back: remembered
+    tab.wait_for_selector(".selfcheck-progress")
+    seen = tab.evaluate(READ_PAGE)
+    assert not seen["folded"] and seen["progress"].endswith("answered 2 of 4.")
+    assert "Answered right earlier." in output.locator(".selfcheck-verdict").inner_text()
+    assert number.locator(".selfcheck-answer").is_visible()
+
+    tab.locator(".selfcheck-progress button").click()         # reset: all blank, folded
+    seen = tab.evaluate(READ_PAGE)
+    assert seen["folded"] and seen["skip"] and seen["progress"].endswith("answered 0 of 4.")
+    assert not number.locator(".selfcheck-answer").is_visible()
+    tab.locator(".selfcheck-fold button").focus()             # skipped: shown, not answered
+    tab.keyboard.press("Enter")
+    seen = tab.evaluate(READ_PAGE)
+    assert not seen["folded"] and seen["progress"].endswith("answered 0 of 4.")
+    tab.reload()
+    tab.wait_for_selector(".selfcheck-progress")
+    assert not tab.evaluate(READ_PAGE)["folded"]
+    context.close()
+
+    still = chromium.new_context(java_script_enabled=False)   # without JavaScript: readable
+    tab = still.new_page()
+    tab.goto((out / "index.html").as_uri())
+    assert tab.locator(".tag_predict .cell_output").inner_text().strip() == PREDICTED
+    still.close()
 
 
 # --------------------------------------------------------- the chapters' questions
