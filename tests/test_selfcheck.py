@@ -436,6 +436,19 @@ def test_each_chapter_asks_at_least_five_questions(reference):
     assert found >= PER_CHAPTER, f"{reference.stem}: {found} self-check questions"
 
 
+@pytest.mark.parametrize("name, data", [(n, d) for n, _, d in ALL],
+                         ids=[d["id"] for _, _, d in ALL])
+def test_every_question_explains_two_wrong_answers_and_hints_the_rest(name, data):
+    # issue 47, item 2: the classic wrong answers (the other axis, the transpose, the mean
+    # for the minimum, the mask or the scale forgotten, ...) each get their own explanation
+    # (for options, each wrong option's counts), at least two; any other answer, a hint
+    # about the method, never only "try again"
+    explained = [w for w in data["wrong"] if w["why"].strip()]
+    assert len(explained) >= 2, (
+        f"{name} {data['id']}: {len(explained)} explained wrong answer(s), at least 2 wanted")
+    assert (data.get("hint") or "").strip(), f"{name} {data['id']}: no hint for other answers"
+
+
 def test_at_least_forty_questions_in_all():
     assert len(ALL) >= IN_ALL
 
