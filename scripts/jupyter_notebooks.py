@@ -571,6 +571,30 @@ def clean_outputs(outputs: list, pngs: bool = True) -> list:
     return kept
 
 
+def code_markdown(cell, outputs: list, attachments: dict) -> str:
+    """A code cell as Markdown: its source as a Python block, then what it printed (text
+    as a text block, a picture as a cell attachment, which Markdown shows by name)."""
+    parts = [f"```python\n{cell.source.strip()}\n```"]
+    for k, output in enumerate(outputs):
+        if output.get("output_type") == "stream":
+            text = output.get("text", "")
+        elif output.get("output_type") in ("execute_result", "display_data"):
+            data = output.get("data", {})
+            if PNG in data:
+                name = f"{cell.get('id') or 'cell'}-{k}.png"
+                attachments[name] = {PNG: data[PNG]}
+                alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "Output")
+                parts.append(f"![{alt}](attachment:{name})")
+                continue
+            text = data.get("text/plain", "")
+        else:
+            continue
+        text = "".join(text) if isinstance(text, list) else text
+        if text.strip():
+            parts.append(f"```text\n{text.rstrip()}\n```")
+    return "\n\n".join(parts)
+
+
 def collapse(cell, source=True, outputs=True) -> None:
     jupyter = cell.metadata.setdefault("jupyter", {})
     if source:
@@ -702,17 +726,22 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
     chapter = Chapter(name, book, bibliography, edition=edition)
     student = edition == "student"
     cells, cell_id = [], CellIds()
-    state = {"gated": None, "opened": False, "exercise": None}
+    # gated: the label of the solution being read (solution-start ... solution-end); its
+    # text and code gather in `parts` (the reader edition's one fold), its pictures in
+    # `attachments` (of the Markdown cell that holds the fold)
+    state = {"gated": None, "parts": [], "attachments": {}, "exercise": None}
 
-    def markdown(text, base):
+    def markdown(text, base, attachments=None):
         cell = nbformat.v4.new_markdown_cell(text)
         cell.id = cell_id(base)
+        if attachments:
+            cell.attachments = dict(attachments)
+            attachments.clear()
         cells.append(cell)
 
-    def solution_details(label, body, continued=False):
+    def solution_details(label, body):
         number = book.labels[label].number if label in book.labels else label
-        summary = f"Solution to {number}" + (" (continued)" if continued else "")
-        return f"<details>\n<summary>{summary}</summary>\n\n{body.strip()}\n\n</details>"
+        return f"<details>\n<summary>Solution to {number}</summary>\n\n{body.strip()}\n\n</details>"
 
     headings = {"chapter": book.chapters.get(name), "counts": []}
     asked = [converted_question(d, chapter) for c in chapter.reference.cells
@@ -743,6 +772,19 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                     continue        # glue and asserts only (the chapters' rule)
             if state["gated"] and student:
                 continue
+            if state["gated"]:
+                # the reader edition: the solution's code and what it printed, as Markdown in
+                # the solution's fold, not a runnable cell: JupyterLab 4 shows a collapsed
+                # output again once its cell runs (Run All would print every solution's
+                # results under the fold's title; issue 49)
+                state["parts"].append(code_markdown(cell, clean_outputs(cell.outputs, pngs),
+                                                    state["attachments"]))
+                figure = cell.metadata.get("mystnb", {}).get("figure")
+                if figure:
+                    number = book.labels.get(figure.get("name"), Target("")).number
+                    state["parts"].append(f"**{number}.** "
+                                          f"{chapter.inline(figure.get('caption', ''))}".strip())
+                continue
             new = copy.deepcopy(cell)
             new.id = cell_id(base)
             new.outputs = clean_outputs(cell.outputs, pngs)
@@ -753,18 +795,13 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                 if others:
                     new.metadata["tags"] = others
                 collapse(new)
-            if state["gated"]:       # collapsed, JupyterLab shows a cell's first line: a title
-                number = book.labels[state["gated"]].number if state["gated"] in book.labels else ""
-                new.source = f"# Solution to {number} (click to show the code)\n{new.source}"
-                collapse(new)
             if "hide-cell" in tags:
                 # the page's button says what the collapsed cell checks; JupyterLab shows a
                 # collapsed cell's first line, so the same words go there
                 prompt = cell.metadata.get("mystnb", {}).get("code_prompt_show")
                 if prompt:
                     first, _, rest = new.source.partition("\n")
-                    new.source = (f"{first}\n# {prompt}\n{rest}" if state["gated"]
-                                  else f"# {prompt}\n{new.source}")
+                    new.source = f"# {prompt}\n{new.source}"
                 collapse(new)
             if "hide-input" in tags:
                 collapse(new, outputs=False)
@@ -779,8 +816,7 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                 alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt")
                 if alt:
                     lines.append(f"*Figure description:* {alt}")
-                if not (state["gated"] and student):
-                    markdown("\n\n".join(lines), base)
+                markdown("\n\n".join(lines), base)
             continue
         if cell.cell_type != "markdown":
             continue
@@ -790,17 +826,16 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
 
         def emit():
             if pieces and any(p.strip() for p in pieces):
-                markdown("\n\n".join(pieces), base)
+                markdown("\n\n".join(pieces), base, state["attachments"])
             pieces.clear()
 
         for seg in chapter.segments(source):
+            if state["gated"] and (isinstance(seg, str) or seg.name != "solution-end"):
+                if not student:       # the solution's text, in its one fold
+                    state["parts"].append(seg if isinstance(seg, str) else chapter.quote(seg))
+                continue
             if isinstance(seg, str):
-                if state["gated"]:
-                    if not student:
-                        pieces.append(solution_details(state["gated"], seg, state["opened"]))
-                        state["opened"] = True
-                else:
-                    pieces.append(seg)
+                pieces.append(seg)
                 continue
             if seg.name == "exercise":
                 label = seg.options.get("label", "")
@@ -828,14 +863,13 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                     label = seg.arg or state["exercise"]
                     pieces.append(solution_details(label, chapter.text(seg.body)))
             elif seg.name == "solution-start":
-                state.update(gated=seg.arg or state["exercise"], opened=False)
+                state.update(gated=seg.arg or state["exercise"], parts=[])
                 if not student:
                     emit()
             elif seg.name == "solution-end":
-                if not student and not state["opened"]:
-                    pieces.append(solution_details(state["gated"], "The code cells above, "
-                                                   "collapsed, are the solution."))
-                state.update(gated=None, opened=False)
+                if not student:
+                    pieces.append(solution_details(state["gated"], "\n\n".join(state["parts"])))
+                state.update(gated=None, parts=[])
             else:
                 pieces.append(chapter.quote(seg))
         emit()

@@ -551,3 +551,30 @@ def test_a_learner_answers_each_kind_right_and_wrong_in_a_kernel():
         assert "The answer:" not in right + wrong and "reveal=True" in wrong
         assert empty.startswith("**Not an answer yet.**")
     assert shown[-1].startswith(f"**The answer: {asked[0]['answer_text']}.**")
+
+
+# --------------------------------- solutions stay folded when run (issue 49, item 3)
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_reader_solutions_are_not_runnable_cells(md):
+    # JupyterLab 4 shows a collapsed output again when its cell runs (checked in 4.6.6:
+    # outputs_hidden is dropped on execution), so Run All would print a solution's results
+    # under its fold's title. The reader edition keeps each solution's code and output as
+    # Markdown inside the fold: its code cells are the student edition's, answer cells aside.
+    def code(edition):
+        return [c.source for c in notebook(edition, md).cells if c.cell_type == "code"
+                and "answer" not in c.metadata.get("tags", [])]
+    assert code("reader") == code("student")
+    text = "\n".join(c.source for c in notebook("reader", md).cells)
+    assert text.count("<summary>Solution to") == len(exercises(md))   # one fold each
+    assert "(continued)</summary>" not in text                          # none split in two
+
+
+def test_code_markdown_keeps_the_code_its_text_and_its_picture():
+    cell = nbformat.v4.new_code_cell("print(1)\nfig")
+    cell.id = "sol"
+    outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n"),
+               nbformat.v4.new_output("display_data", data={jn.PNG: "iVBOR", "text/plain": "<Figure>"})]
+    attachments = {}
+    text = jn.code_markdown(cell, outputs, attachments)
+    assert text == "```python\nprint(1)\nfig\n```\n\n```text\n1\n```\n\n![Output](attachment:sol-1.png)"
+    assert attachments == {"sol-1.png": {jn.PNG: "iVBOR"}}
