@@ -3,8 +3,9 @@ runs it too). One converter, three outputs, all made from the executed reference
 notebooks/<name>.ipynb:
 
 - notebooks/reader/<name>.ipynb, the full edition: what the site's Binder and Colab buttons
-  and its `.ipynb` download open. Every solution folded (`<details>`, its code cells
-  collapsed with Jupyter's `source_hidden` / `outputs_hidden`).
+  and its `.ipynb` download open. Every solution folded in one `<details>`, its code and
+  what the code printed as Markdown in it (JupyterLab 4 shows a collapsed output again
+  when its cell runs, so a runnable solution cell would print under the fold's title).
 - notebooks/student/<name>.ipynb (and its `.md`), the student edition: no solution, and an
   answer cell after every exercise (a code cell for a code exercise, a Markdown cell for pen
   and paper).
@@ -20,7 +21,10 @@ with a reference list at the end; the study-time roles as the times and core pat
 prints (_ext/study_time_rule.py); exercises as a bold heading line and their body;
 admonitions as block quotes; each figure's caption and alt text as Markdown under it; each
 self-check question (a code cell whose output is a lib.selfcheck.Question) as a Markdown
-cell, its answer and explanations folded in `<details>`, in both editions; headings
+cell without its answer, then a one-line code cell `check("sc-...", ...)` that answers back
+(lib.selfcheck.check; a collapsed cell before the first question registers the questions),
+in both editions; a `predict` cell's output collapsed; an exercise's `% answer: a, b` line
+as the student answer cell's `a = ...` lines (answer_names); headings
 numbered as the page numbers them ("## 3.4. Title"), since the text says "Section 3.4". No
 `(label)=` line, no `remove-cell` cell (the Colab install cell is kept, its source
 collapsed: it is a no-op outside Colab), no otter test configuration cell; glue's own
