@@ -16,8 +16,8 @@ why it is right (``right``); ``hint`` answers any other wrong answer. Texts are 
 
 Each constructor returns a :class:`Question`, which displays itself in three forms
 (:meth:`Question._repr_mimebundle_`): one fixed line of ``text/plain`` (what nbval
-compares with the question's data), ``text/markdown`` for Jupyter and Colab (the question,
-its answer and the explanations folded in ``<details>``), and
+compares with the question's data), ``text/markdown`` for Jupyter and Colab (the question
+and how to answer it, without the answer: :func:`check` answers back in the kernel), and
 ``application/vnd.course.selfcheck+json``, the question's data, which
 ``scripts/jupyter_notebooks.py``, ``scripts/print_pdf.py`` and the tests read from the
 executed notebooks. While the site is built (``COURSE_SITE_BUILD``, set by the Sphinx
@@ -26,6 +26,9 @@ extensions), the Markdown is instead a ``{selfcheck}`` directive holding the dat
 build time) and ``_ext/selfcheck.js`` answers back, in the browser, with no server.
 
 :meth:`Question.check` grades an answer as the page does (the tests compare the two).
+In a Jupyter notebook, :func:`check` (``check("sc-...", answer)``) grades it and prints the
+page's feedback, for the questions displayed in the kernel or given to :func:`register`
+(the learners' notebooks do so in a collapsed cell before their first question).
 """
 
 import base64
