@@ -470,3 +470,19 @@ def test_the_jupyterlab_check_sees_the_questions_and_no_answer():
     missing = {"markdown": ["Some text"], "shown": ["Some text"]}
     assert launch_check.selfcheck_problems(missing, nb) == [
         "1 self-check questions but 0 rendered"]
+
+
+def test_strip_timings_writes_a_stored_question_as_a_kernel_displays_it_now(monkeypatch):
+    # `python scripts/strip_timings.py notebooks/*.ipynb` brings the references' stored
+    # question Markdown up to date with lib.selfcheck without re-executing the chapters
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import strip_timings
+    from IPython.core.formatters import DisplayFormatter
+
+    monkeypatch.delenv(sc.SITE_BUILD_ENV, raising=False)
+    for make in KINDS.values():
+        shown, _ = DisplayFormatter().format(make())
+        stored = {"output_type": "execute_result", "data": dict(shown, **{"text/markdown": "old"})}
+        strip_timings.refresh_questions([stored])
+        assert stored["data"] == shown
