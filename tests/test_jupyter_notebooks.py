@@ -256,6 +256,11 @@ def test_student_notebook_needs_nothing_a_dropped_cell_defined(reference):
 
 # ------------------------------------------------------------ the converter itself
 @pytest.fixture(scope="module")
+def book_and_bib():
+    return jn.Book.read(), jn.Bibliography()
+
+
+@pytest.fixture(scope="module")
 def chapter():
     return jn.Chapter("03_masking", jn.Book.read(), jn.Bibliography())
 
@@ -302,12 +307,13 @@ def questions_of(reference: Path) -> list[dict]:
 
 @pytest.mark.parametrize("edition", EDITIONS)
 @pytest.mark.parametrize("reference", REFERENCES, ids=lambda p: p.stem)
-def test_questions_are_markdown_and_a_check_cell_with_no_answer_shown(edition, reference):
+def test_questions_are_markdown_and_a_check_cell_with_no_answer_shown(edition, reference,
+                                                                     book_and_bib):
     # Each question the reference asks is, in both editions, one Markdown cell in the same
     # order, followed by the one-line code cell that answers back (check("sc-...", ...));
     # neither shows the answer or an explanation. A collapsed cell before the first
     # question registers them all; no code cell is left holding a question's output.
-    chapter = jn.Chapter(reference.stem, jn.Book.read(), jn.Bibliography())
+    chapter = jn.Chapter(reference.stem, *book_and_bib)
     asked = questions_of(reference)
     wanted = [jn.question_markdown(d, chapter) for d in asked]
     nb = notebook(edition, reference)
@@ -402,11 +408,6 @@ def test_committed_student_notebooks_link_no_page_of_the_full_site(md):
 
 def test_reader_notebooks_still_link_the_full_site():
     assert sum(len(page_links(notebook("reader", md))) for md in SOURCES) > 0
-
-
-@pytest.fixture(scope="module")
-def book_and_bib():
-    return jn.Book.read(), jn.Bibliography()
 
 
 @pytest.mark.parametrize("name", ["03_masking", "08_real_model"])
