@@ -1,9 +1,10 @@
-"""A Sphinx extension that only the student edition loads (scripts/student_edition.py adds
-it to the student edition's configuration): the pages the student edition leaves out of
+"""A Sphinx extension (`_config.yml`) for the student edition: the pages it leaves out of
 its navigation (the maintainers' pages, issue 43) are not built there, so a reference to
 one of their labels (`{ref}`maint-testing``, in the preface, the troubleshooting page or
 the instructor guide) would be unresolved; it reads as the page's title, without a link,
 as the student notebooks write a link they may not give (scripts/jupyter_notebooks.py).
+It acts only on a reference Sphinx could not resolve, so the full edition, where those
+pages are built, is untouched.
 """
 
 import re

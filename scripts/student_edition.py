@@ -4,8 +4,9 @@ which edition it is, and the execution cache of the full build, so that the stud
 re-executes nothing the full build has executed; local extensions are found from where
 the file is written. Beside it, `_toc.yml`: the book's table of contents without the
 maintainers' pages (issue 43; they stay in the full edition), which the student edition
-therefore does not build; _ext/student_links.py, added to its extensions, writes a
-reference to one of them as the page's title, without a link. `make book-student` and
+therefore does not build; _ext/student_links.py (loaded by both editions, acting only on a
+reference left unresolved) writes a reference to one of them as the page's title, without
+a link. `make book-student` and
 `make pdf` run it, and build with `--toc _build/student/_toc.yml`:
 
     python scripts/student_edition.py _build/student/_config.yml --cache _build/.jupyter_cache
@@ -42,8 +43,6 @@ def student_config(output: Path, cache: Path) -> dict:
     config["title"] += STUDENT_TITLE_SUFFIX
     config.setdefault("execute", {})["cache"] = str(cache.resolve())
     config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
-    extensions["student_links"] = os.path.relpath(ROOT / "_ext", output.resolve().parent)
-    config["sphinx"]["local_extensions"] = extensions
     return config
 
 

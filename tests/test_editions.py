@@ -163,7 +163,8 @@ def test_the_student_configuration_and_toc_are_written_together(tmp_path):
     config = tmp_path / "student" / "_config.yml"
     se.main([str(config), "--cache", str(tmp_path / "cache")])
     written = yaml.safe_load(config.read_text())
-    assert (tmp_path / "student" / "_toc.yml").exists()
+    toc = yaml.safe_load((tmp_path / "student" / "_toc.yml").read_text())
+    assert toc == se.student_toc()
     assert (config.parent / written["sphinx"]["local_extensions"]["student_links"]
             / "student_links.py").resolve() == ROOT / "_ext" / "student_links.py"
 
