@@ -345,6 +345,14 @@ def test_predict_output_folds_until_answered_and_progress_is_kept(page, chromium
     assert tab.evaluate(READ_PAGE)["progress"].endswith("answered 2 of 4.")
     width = tab.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page scrolls sideways at 390 px: {width} px"
+    # an output as long as chapter 1's (issue 43) wraps inside its option, cut nowhere
+    overflow = tab.evaluate("""() => {
+        const pre = document.querySelector('#sc-demo-output pre.selfcheck-pre');
+        pre.textContent = 'a[0]*V[0]+a[1]*V[1]+a[2]*V[2] -> [0.61237244 0.35355339 1.22474487]';
+        const option = pre.closest('.selfcheck-option');
+        return [pre.scrollWidth - pre.clientWidth, option.scrollWidth - option.clientWidth,
+                document.documentElement.scrollWidth - 390]; }""")
+    assert max(overflow) <= 0, overflow
 
     tab.reload()                                              # coming back: remembered
     tab.wait_for_selector(".selfcheck-progress")
