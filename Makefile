@@ -217,12 +217,12 @@ PDF_DIR        := _build/pdf
 jupyter-notebooks: $(STAMP)  ## write notebooks/reader/* and notebooks/student/* from the references
 	$(PY) scripts/jupyter_notebooks.py
 
-$(STUDENT_CONFIG): _config.yml scripts/student_edition.py
+$(STUDENT_CONFIG): _config.yml _toc.yml scripts/student_edition.py
 	$(PY) scripts/student_edition.py $@ --cache _build/.jupyter_cache
 
 book-student: $(STAMP) $(NPM_STAMP) _build/.lib-hash $(STUDENT_CONFIG)  ## the student edition (no solutions) in _build/student/html
 	$(PY) scripts/jupyter_notebooks.py --check
-	$(JB) build . --config $(STUDENT_CONFIG) --path-output _build/student -W -n --keep-going
+	$(JB) build . --config $(STUDENT_CONFIG) --toc _build/student/_toc.yml --path-output _build/student -W -n --keep-going
 	rm -rf _build/student/html && cp -a _build/student/_build/html _build/student/html
 	$(PY) -m pytest -q -p no:cacheprovider tests/editions/test_student_site.py
 
@@ -240,7 +240,7 @@ pdf-print-full:
 	$(PY) scripts/print_pdf.py _build/singlehtml $(PDF_DIR)/attention-as-linear-algebra.pdf
 
 pdf-print-student:
-	$(JB) build . --config $(STUDENT_CONFIG) --path-output _build/student --builder singlehtml -W -n --keep-going
+	$(JB) build . --config $(STUDENT_CONFIG) --toc _build/student/_toc.yml --path-output _build/student --builder singlehtml -W -n --keep-going
 	$(PY) scripts/print_pdf.py --student _build/student/_build/singlehtml $(PDF_DIR)/attention-as-linear-algebra-student.pdf
 
 # The JupyterLab check (pinned in requirements/jupyterlab.txt, installed into the check's own

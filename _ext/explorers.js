@@ -229,6 +229,16 @@
   }
 
   const boxes = [...document.querySelectorAll("div.explorer")];
+  // Opened from disk (file://), the browser refuses to fetch a chart's data: its note says
+  // how to read the page served instead (the page's own line says it too: file_notice.py).
+  if (location.protocol === "file:") {
+    for (const note of document.querySelectorAll("div.explorer .explorer-fallback")) {
+      const code = document.createElement("code");
+      code.textContent = "make serve";
+      note.replaceChildren("Opened from a file, this page cannot draw the interactive chart: "
+        + "in the course's folder, run ", code, " and open the address it prints.");
+    }
+  }
   const near = new Map(boxes.map((box) => {
     let start;
     const started = new Promise((resolve) => { start = resolve; });

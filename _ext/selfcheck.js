@@ -9,7 +9,16 @@
    answer is read as lib/selfcheck.py's parse_number and parse_shape read it, and the
    verdict, with the explanation that matches (the right one says why it is right; a
    classic wrong answer its own; any other the hint), is written into the live region, so
-   a screen reader announces it. After a first try, "Show the answer" unfolds the answer. */
+   a screen reader announces it. After a first try, "Show the answer" unfolds the answer.
+
+   Predict, then see (issue 47): when the cell right after a question's cell is tagged
+   `predict` (myst-nb gives it the class tag_predict), its output is folded until the
+   question is answered right, its answer shown, or "Skip, show the output" pressed. The
+   folding is done here, so without JavaScript the output simply shows.
+
+   Progress: each question's state (answered right, answer shown, output skipped) is kept
+   in the browser's localStorage, per page, and restored on coming back; at the page's end
+   a status line says "answered 4 of 6" (right or shown), with a button that resets them. */
 (() => {
   "use strict";
   const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
@@ -68,6 +77,73 @@
       ? "Some right options are not chosen." : ""];
   }
 
+  // ---- progress, kept in the browser (no server) --------------------------------------
+  const STORE = `course-selfcheck:${globalThis.location ? location.pathname : ""}`;
+  function loadStates() {
+    try { return JSON.parse(localStorage.getItem(STORE) || "{}") || {}; } catch { return {}; }
+  }
+  let states = loadStates();
+  function saveState(id, state) {
+    if (state === "skipped" && states[id]) return;          // an answer outranks a skip
+    states[id] = state;
+    try { localStorage.setItem(STORE, JSON.stringify(states)); } catch { /* private mode */ }
+    updateProgress();
+  }
+  const boxes = [];
+  let progress = null;
+  const answered = (id) => states[id] === "correct" || states[id] === "revealed";
+  function updateProgress() {
+    if (!progress) return;
+    const done = boxes.filter((b) => answered(b.box.id)).length;
+    progress.querySelector(".selfcheck-progress-count").textContent =
+      `Self-checks on this page: answered ${done} of ${boxes.length}.`;
+    progress.querySelector("button").hidden = !Object.keys(states).length;
+  }
+
+  // ---- predict, then see ---------------------------------------------------------------
+  function predictOutput(box) {
+    const cell = box.closest("div.cell");
+    const next = cell && cell.nextElementSibling;
+    if (!next || !next.matches("div.cell.tag_predict")) return null;
+    return next.querySelector(":scope > div.cell_output");
+  }
+
+  function fold(entry) {
+    const { box, output } = entry;
+    if (!output || output.hidden) return;
+    output.hidden = true;
+    output.classList.add("selfcheck-folded");
+    const note = document.createElement("div");
+    note.className = "selfcheck-fold";
+    const text = document.createElement("p");
+    text.textContent = "The output of the next cell is folded: answer the question above " +
+      "first, then see it.";
+    const skip = document.createElement("button");
+    skip.type = "button";
+    skip.className = "selfcheck-skip";
+    skip.textContent = "Skip, show the output";
+    skip.setAttribute("aria-describedby", `${box.id}-label`);
+    skip.addEventListener("click", () => {
+      saveState(box.id, "skipped");
+      unfold(entry, true);
+    });
+    note.append(text, skip);
+    output.before(note);
+    entry.note = note;
+  }
+
+  function unfold(entry, focus) {
+    const { output } = entry;
+    if (!output || !output.hidden) return;
+    output.hidden = false;
+    if (entry.note) entry.note.remove();
+    entry.note = null;
+    if (focus) {
+      output.tabIndex = -1;
+      output.focus();
+    }
+  }
+
   function setUp(box) {
     const data = JSON.parse(box.querySelector("script.selfcheck-data").textContent);
     const form = box.querySelector("form.selfcheck-form");
@@ -75,9 +151,20 @@
     const reveal = box.querySelector(".selfcheck-reveal");
     const answer = box.querySelector(".selfcheck-answer");
     answer.tabIndex = -1;
+    // a button another script adds inside the form (a copy button) never submits it and
+    // is no Tab stop before Check
+    for (const button of form.querySelectorAll("button:not(.selfcheck-check):not(.selfcheck-reveal)")) {
+      button.type = "button";
+      button.tabIndex = -1;
+    }
+    const entry = { box, form, verdict, reveal, answer, output: predictOutput(box), note: null };
+    boxes.push(entry);
+    fold(entry);
 
     form.addEventListener("submit", (event) => {
       event.preventDefault();
+      // only Check (or Enter, whose submitter is Check) grades
+      if (event.submitter && !event.submitter.matches(".selfcheck-check")) return;
       const [result, keys, note] = grade(data, box);
       const line = document.createElement("p");
       line.className = "selfcheck-verdict-line";
@@ -99,14 +186,71 @@
       verdict.replaceChildren(...parts);
       box.dataset.verdict = result;
       if (result === "wrong" && answer.hidden) reveal.hidden = false;
-      if (result === "correct") reveal.hidden = true;
+      if (result === "correct") {
+        reveal.hidden = true;
+        if (states[box.id] !== "revealed") saveState(box.id, "correct");
+        unfold(entry, false);
+      }
     });
 
     reveal.addEventListener("click", () => {
       answer.hidden = false;
       reveal.hidden = true;
+      saveState(box.id, "revealed");
+      unfold(entry, false);
       answer.focus();
     });
+    restore(entry);
+  }
+
+  function restore(entry) {
+    const state = states[entry.box.id];
+    if (state === "correct") {
+      const line = document.createElement("p");
+      line.className = "selfcheck-verdict-line";
+      const strong = document.createElement("strong");
+      strong.textContent = "Answered right earlier.";
+      line.append(strong);
+      entry.verdict.replaceChildren(line);
+      entry.box.dataset.verdict = "correct";
+    } else if (state === "revealed") {
+      entry.answer.hidden = false;
+    }
+    if (state) unfold(entry, false);
+  }
+
+  function reset() {
+    states = {};
+    try { localStorage.removeItem(STORE); } catch { /* private mode */ }
+    for (const entry of boxes) {
+      entry.form.reset();
+      entry.verdict.replaceChildren();
+      delete entry.box.dataset.verdict;
+      entry.answer.hidden = true;
+      entry.reveal.hidden = true;
+      fold(entry);
+    }
+    updateProgress();
+  }
+
+  // At the page's end: how many of its questions are answered, and a reset.
+  function addProgress() {
+    if (!boxes.length) return;
+    progress = document.createElement("div");
+    progress.className = "selfcheck-progress";
+    const count = document.createElement("p");
+    count.className = "selfcheck-progress-count";
+    count.setAttribute("role", "status");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "Reset my answers on this page";
+    button.addEventListener("click", () => { reset(); count.focus(); });
+    count.tabIndex = -1;
+    progress.append(count, button);
+    const article = document.querySelector("article.bd-article") || document.querySelector("main")
+      || document.body;
+    article.append(progress);
+    updateProgress();
   }
 
   // For the tests (tests/test_selfcheck.py runs the parsers in Node).
@@ -116,6 +260,7 @@
     for (const box of document.querySelectorAll("div.selfcheck")) {
       try { setUp(box); } catch (error) { console.error("selfcheck", box.id, error); }
     }
+    addProgress();
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();

@@ -22,6 +22,7 @@ PDF, gets no script: print shows each question with its options in place, and
 scripts/print_pdf.py moves the answers to the chapter's end.
 """
 
+import html
 import json
 from pathlib import Path
 
@@ -97,9 +98,12 @@ class SelfCheckDirective(SphinxDirective):
         for index, option in enumerate(data.get("options", [])):
             if kind == "choice":
                 node += self.part("option", option, inline=True, index=index)
-            else:  # an output, shown as printed
+            else:  # an output, shown as printed: a bare <pre>, not a code block, so that
+                # sphinx-copybutton adds no button inside the form (its <button> has no type:
+                # it submitted the form, and added Tab stops before Check; issue 47)
                 opt = self.part("option", index=index)
-                opt += nodes.literal_block(option, option, language="none")
+                opt += nodes.raw("", f'<pre class="selfcheck-pre">{html.escape(option)}</pre>',
+                                 format="html")
                 node += opt
         node += self.part("feedback", data["right"], key="right")
         for i, wrong in enumerate(data["wrong"]):

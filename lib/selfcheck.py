@@ -16,8 +16,8 @@ why it is right (``right``); ``hint`` answers any other wrong answer. Texts are 
 
 Each constructor returns a :class:`Question`, which displays itself in three forms
 (:meth:`Question._repr_mimebundle_`): one fixed line of ``text/plain`` (what nbval
-compares with the question's data), ``text/markdown`` for Jupyter and Colab (the question,
-its answer and the explanations folded in ``<details>``), and
+compares with the question's data), ``text/markdown`` for Jupyter and Colab (the question
+and how to answer it, without the answer: :func:`check` answers back in the kernel), and
 ``application/vnd.course.selfcheck+json``, the question's data, which
 ``scripts/jupyter_notebooks.py``, ``scripts/print_pdf.py`` and the tests read from the
 executed notebooks. While the site is built (``COURSE_SITE_BUILD``, set by the Sphinx
@@ -26,18 +26,23 @@ extensions), the Markdown is instead a ``{selfcheck}`` directive holding the dat
 build time) and ``_ext/selfcheck.js`` answers back, in the browser, with no server.
 
 :meth:`Question.check` grades an answer as the page does (the tests compare the two).
+In a Jupyter notebook, :func:`check` (``check("sc-...", answer)``) grades it and prints the
+page's feedback, for the questions displayed in the kernel or given to :func:`register`
+(the learners' notebooks do so in a collapsed cell before their first question).
 """
 
+import base64
 import itertools
 import json
 import math
 import numbers
 import os
 import re
+import zlib
 
 __all__ = ["Question", "number_question", "shape_question", "choice_question",
            "wrong_output_question", "markdown_from_data", "parse_number", "parse_shape",
-           "MIME", "SITE_BUILD_ENV"]
+           "MIME", "SITE_BUILD_ENV", "check", "register", "encode_questions"]
 
 MIME = "application/vnd.course.selfcheck+json"
 SITE_BUILD_ENV = "COURSE_SITE_BUILD"      # as lib.explorers: set by the site's extensions
@@ -168,11 +173,34 @@ def parse_shape(text):
     return tuple(int(p) for p in parts)
 
 
+ANSWER_FORMS = {
+    "number": "a number, such as `0.25` or `\"1/4\"`",
+    "shape": "a shape, such as `(2, 4, 3)`",
+    "choice": "the option's letter, such as `\"B\"`",
+    "choices": "the letters of every right option, such as `\"A, C\"`",
+    "wrong_output": "the number of the wrong output, such as `2`",
+}
+
+
+def answer_form(data):
+    """How a Jupyter learner writes an answer to the question ``data`` for :func:`check`."""
+    kind = data["kind"]
+    if kind == "choice" and len(data.get("correct", [])) > 1:
+        kind = "choices"
+    return ANSWER_FORMS[kind]
+
+
+def check_call(data, answer="..."):
+    """The one line a Jupyter learner edits and runs to answer ``data``'s question."""
+    return f'check("{data["id"]}", {answer})'
+
+
 def markdown_from_data(data, text=lambda markdown: markdown):
     """A question's Markdown for Jupyter and Colab, from its data (:meth:`Question.data`):
-    its text and options, then its answer and each classic wrong answer's explanation
-    folded in ``<details>``. ``text`` converts each Markdown text (the notebooks'
-    converter turns MyST roles into plain Markdown with it)."""
+    its text and options, and how to answer it in the code cell that follows
+    (:func:`check_call`): the answer and the explanations are not in it, so that the
+    learner tries first; :func:`check` gives them. ``text`` converts each Markdown text
+    (the notebooks' converter turns MyST roles into plain Markdown with it)."""
     kind = data["kind"]
     parts = [f"**Check yourself.** {text(data['text'])}"]
     if kind == "choice":
@@ -181,22 +209,14 @@ def markdown_from_data(data, text=lambda markdown: markdown):
     elif kind == "wrong_output":
         for i, o in enumerate(data["options"]):
             parts.append(f"Output {i + 1}:\n\n```text\n{o}\n```")
-    parts.append("*" + {"number": f"Answer with a number (within \u00b1{data.get('tol', 0):g} "
-                                  "counts as right), then open the answer below.",
-                        "shape": "Answer with a shape, such as (2, 4, 3), then open the "
-                                 "answer below.",
-                        "choice": "Choose your option, then open the answer below."
-                        if len(data.get("correct", [])) == 1 else "Several options are "
-                        "right: choose them, then open the answer below.",
-                        "wrong_output": "Find the wrong output, then open the answer below.",
-                        }[kind] + "*")
-    fold = [f"**The answer: {data['answer_text']}.** {text(data['right'])}"]
-    for wrong in data["wrong"]:
-        fold.append(f"**If you answered {wrong['label']}:** {text(wrong['why'])}")
-    if data.get("hint"):
-        fold.append(f"**Any other answer:** {text(data['hint'])}")
-    parts.append("<details>\n<summary>Show the answer</summary>\n\n"
-                 + "\n\n".join(fold) + "\n\n</details>")
+    extra = ""
+    if kind == "number":
+        extra = f" (within \u00b1{data.get('tol', 0):g} counts as right)"
+    elif kind == "choice" and len(data.get("correct", [])) > 1:
+        extra = " (several options are right)"
+    parts.append(f"*Answer in the cell below: put {answer_form(data)}{extra} in place of "
+                 f"`...` and run the cell. It answers back; "
+                 f"`{check_call(data, 'reveal=True')}` shows the answer.*")
     return "\n\n".join(parts) + "\n"
 
 
@@ -334,6 +354,26 @@ class Question:
         """The MyST the site renders (``_ext/selfcheck.py`` defines the directive)."""
         return f"````{{selfcheck}} {self.id}\n{self.to_json()}\n````\n"
 
+    @classmethod
+    def from_data(cls, data):
+        """The question back from its data (:meth:`data`), to grade answers with
+        :meth:`check` where only the data are at hand (a Jupyter notebook's
+        :func:`register` cell)."""
+        kind = data["kind"]
+        if kind not in KINDS:
+            _fail(data.get("id"), f"no question kind {kind!r}")
+        convert = {"number": float, "shape": tuple}.get(kind, int)
+        wrong = [(convert(w["key"]), w["why"]) for w in data["wrong"]]
+        fields = {}
+        if kind == "number":
+            fields.update(answer=float(data["answer"]), tol=float(data["tol"]))
+        elif kind == "shape":
+            fields.update(answer=tuple(data["answer"]))
+        else:
+            fields.update(options=list(data["options"]), correct=list(data["correct"]))
+        return cls(kind, data["id"], data["text"], data["right"], wrong, data.get("hint"),
+                   **fields)
+
     def __repr__(self):
         return f"Self-check question {self.id}: {self.text}"
 
@@ -341,6 +381,7 @@ class Question:
         """Jupyter's forms: a fixed line of text, the Markdown (on the site's build, the
         directive the site renders) and the question's data."""
         markdown = self.directive() if os.environ.get(SITE_BUILD_ENV) else self.markdown()
+        QUESTIONS[self.id] = self.data()    # so that check() can answer it in this kernel
         return {"text/plain": repr(self), "text/markdown": markdown,
                 MIME: self.data()}
 
@@ -572,3 +613,173 @@ def wrong_output_question(id, text, *, outputs, correct, right, wrong=None, hint
     pairs = _explained(id, len(outputs), correct, wrong, hint, "output")
     return Question("wrong_output", id, text, right, pairs, hint, options=outputs,
                     correct=correct)
+
+
+# ---- answering back in Jupyter (issue 47) ------------------------------------------------
+QUESTIONS = {}      # id -> data: the questions this kernel can grade (register, display)
+
+
+def encode_questions(questions):
+    """A list of questions' data as one short ASCII string for :func:`register`: JSON,
+    compressed and base64-encoded, so that a notebook's registering cell carries the
+    answers without showing them to a learner who glances at it."""
+    text = json.dumps(list(questions), ensure_ascii=False, separators=(",", ":"))
+    return base64.b64encode(zlib.compress(text.encode("utf-8"), 9)).decode("ascii")
+
+
+def register(encoded):
+    """Make the questions of :func:`encode_questions`'s string known to :func:`check`
+    (the Jupyter notebooks run it in a collapsed cell before their first question).
+
+    Returns the number of questions registered."""
+    questions = json.loads(zlib.decompress(base64.b64decode(encoded)).decode("utf-8"))
+    for data in questions:
+        QUESTIONS[data["id"]] = data
+    return len(questions)
+
+
+class Feedback:
+    """What :func:`check` answers: a verdict and its explanations, as Markdown (JupyterLab,
+    Colab and VS Code render it, math included) and as plain text."""
+
+    def __init__(self, verdict, markdown):
+        self.verdict = verdict          # "correct", "wrong", "unreadable" or "answer"
+        self.markdown = markdown
+
+    def _repr_markdown_(self):
+        return self.markdown
+
+    def __repr__(self):
+        return self.markdown
+
+
+LETTERS = re.compile(r"^[A-Za-z](?:\s*[,;/&]?\s*(?:and\s+)?[A-Za-z])*$")
+
+
+def _options_chosen(data, answer):
+    """The options (0-based) a learner's answer names, or None if it names none: letters
+    for a choice ("B", "a, c", ["A", "C"]), output numbers from 1 for "which output is
+    wrong" (2, "2", "output 2")."""
+    n = len(data["options"])
+    items = answer if isinstance(answer, (list, tuple, set)) else [answer]
+    chosen = set()
+    for item in items:
+        if data["kind"] == "choice":
+            if not isinstance(item, str) or not LETTERS.match(item.strip()):
+                return None
+            letters = re.sub(r"\band\b|[\s,;/&]", "", item.strip(), flags=re.I).upper()
+            indices = [ord(c) - ord("A") for c in letters]
+        else:
+            if isinstance(item, str):
+                match = re.fullmatch(r"\s*(?:output\s*)?(\d+)\s*", item, re.I)
+                if not match:
+                    return None
+                item = int(match[1])
+            if isinstance(item, bool) or not isinstance(item, numbers.Integral):
+                return None
+            indices = [int(item) - 1]
+        if not all(0 <= i < n for i in indices):
+            return None
+        chosen.update(indices)
+    return sorted(chosen) or None
+
+
+def _answer_markdown(data):
+    lines = [f"**The answer: {data['answer_text']}.** {data['right']}"]
+    for wrong in data["wrong"]:
+        lines.append(f"**If you answered {wrong['label']}:** {wrong['why']}")
+    if data.get("hint"):
+        lines.append(f"**Any other answer:** {data['hint']}")
+    return "\n\n".join(lines)
+
+
+def check(id, answer=..., *, reveal=False):
+    """Answer a self-check question in a Jupyter notebook and read the page's feedback.
+
+    Parameters
+    ----------
+    id : str
+        The question's id, as the notebook's answer cell gives it (``"sc-..."``).
+    answer : number, str, tuple or list
+        Your answer: a number (or text such as ``"1/4"``), a shape such as ``(2, 4, 3)``,
+        an option's letter (``"B"``; several: ``"A, C"``), or for "which output is wrong"
+        the output's number (``2``). Left as ``...``, nothing is graded.
+    reveal : bool
+        True shows the answer and the explanation of each classic wrong answer.
+
+    Returns
+    -------
+    Feedback
+        Displayed by Jupyter as Markdown: "Correct." with why, "Not quite." with the
+        explanation of your mistake (or a hint), or "Not an answer yet." with what to type,
+        as the course's page answers; or the answer, with ``reveal=True``.
+
+    Raises
+    ------
+    KeyError
+        An unknown id (or the notebook's registering cell has not run).
+
+    Examples
+    --------
+    >>> q = choice_question("sc-demo-rows", "Which sum to 1?", options=["rows", "columns"],
+    ...                     correct=0, right="Softmax runs over the keys.",
+    ...                     wrong={1: "Columns are keys."})
+    >>> n = register(encode_questions([q.data()]))
+    >>> check("sc-demo-rows", "B")
+    **Not quite.**
+    <BLANKLINE>
+    Columns are keys.
+    <BLANKLINE>
+    *Try again, or see the answer: `check("sc-demo-rows", reveal=True)`.*
+    >>> check("sc-demo-rows", "a").verdict
+    'correct'
+    """
+    if id not in QUESTIONS:
+        raise KeyError(f"no self-check question {id!r} here: run the notebook's cells from the "
+                       "top (the cell that registers the questions comes before the first one)")
+    data = QUESTIONS[id]
+    if reveal:
+        return Feedback("answer", _answer_markdown(data))
+    if answer is ...:
+        return Feedback("unreadable", f"**Not an answer yet.** Put {answer_form(data)} in "
+                                      "place of `...`, then run the cell again.")
+    question = Question.from_data(data)
+    if question.kind in ("choice", "wrong_output"):
+        chosen = _options_chosen(data, answer)
+        if chosen is None:
+            return Feedback("unreadable", f"**Not an answer yet.** Give {answer_form(data)}.")
+        answer = chosen
+    elif question.kind == "shape" and not isinstance(answer, str):
+        answer = _shape_or_none(answer)
+        if answer is None:
+            return Feedback("unreadable", "**Not an answer yet.** Type a shape, such as "
+                                          "(2, 4, 3).")
+    elif question.kind == "number" and not isinstance(answer, str):
+        try:
+            answer = _real(id, "answer", answer)
+        except ValueError:
+            return Feedback("unreadable", "**Not an answer yet.** Type a number, such as "
+                                          "0.25 or 1/4.")
+    verdict, why = question.check(answer)
+    if verdict == "unreadable":
+        return Feedback(verdict, f"**Not an answer yet.** {why}")
+    if verdict == "correct":
+        return Feedback(verdict, f"**Correct.** {why}")
+    note = ""
+    if not why and question.kind == "choice" and len(question.correct) > 1 \
+            and not set(question.correct) <= set(answer):
+        note = " Some right options are not chosen."
+    lines = [f"**Not quite.**{note}"] + ([why] if why else [])
+    lines.append(f"*Try again, or see the answer: `{check_call(data, 'reveal=True')}`.*")
+    return Feedback(verdict, "\n\n".join(lines))
+
+
+def _shape_or_none(value):
+    try:
+        dims = tuple(value)
+    except TypeError:
+        return None
+    if not dims or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool)
+                           for d in dims):
+        return None
+    return tuple(int(d) for d in dims)

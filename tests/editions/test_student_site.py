@@ -69,3 +69,11 @@ def test_footer_shows_the_version_and_links_the_pdf_only_when_the_site_has_it(si
         linked = bool(re.search(rf'href="(\.\./)?{re.escape(pdf)}"', text))
         assert linked == has_pdf, (f"{page}: links {pdf}" if linked
                                    else f"{page}: no link to {pdf}, which the site has")
+
+
+def test_the_student_site_has_no_maintainers_page():
+    # issue 43: the student edition's navigation has no "For maintainers" part, and its
+    # pages are not built there (the full edition keeps them)
+    assert not (STUDENT_SITE / "chapters" / "maintainers").exists()
+    home = (STUDENT_SITE / "chapters" / "preface.html").read_text()
+    assert "For maintainers" not in home and "maintainers/" not in home

@@ -136,3 +136,16 @@ def test_a_page_opened_from_disk_says_to_serve_it_in_one_line(chromium, page):
     seen = read(chromium, (site_dir() / page).as_uri(), explorers=False)
     assert "make serve" in seen["notice"], seen["notice"]
     assert "\n" not in seen["notice"].strip()
+
+
+def test_an_explorer_opened_from_disk_says_to_serve_the_site(chromium):
+    # not "needs the course's site or JupyterLab" (issue 49): how to read it served
+    tab = chromium.new_page()
+    try:
+        tab.goto((site_dir() / "notebooks/04_scaling.html").as_uri(), wait_until="load",
+                 timeout=TIMEOUT_MS)
+        notes = tab.evaluate("() => [...document.querySelectorAll('div.explorer "
+                             ".explorer-fallback')].map((n) => n.textContent)")
+    finally:
+        tab.close()
+    assert notes and all("make serve" in n and "JupyterLab" not in n for n in notes), notes
