@@ -404,6 +404,98 @@ def plot_attention_heatmap(weights, query_labels=None, key_labels=None, ax=None,
 
 
 
+__all__.append("plot_attention_pipeline")
+
+# The boxes of plot_attention_pipeline: (text, x0, x1, row from the top), and its arrows:
+# (x at the start, row it starts at, x at the end, row it ends at, step written on it,
+# x of the step's centre).
+_PIPELINE_BOXES = [
+    ("queries $Q$\n" r"$L \times E$", 0.01, 0.31, 0),
+    ("keys $K$\n" r"$S \times E$", 0.35, 0.65, 0),
+    ("values $V$\n" r"$S \times E_v$", 0.69, 0.99, 0),
+    ("scores $Z$\n" r"$L \times S$", 0.01, 0.65, 1),
+    ("weights $A$\n" r"$L \times S$", 0.01, 0.65, 2),
+    ("output $O$\n" r"$L \times E_v$", 0.01, 0.99, 3),
+]
+_PIPELINE_STEPS = [
+    (0.16, 0, 0.16, 1, None, None),
+    (0.50, 0, 0.50, 1, r"$QK^\top/\sqrt{E}$", 0.33),
+    (0.06, 1, 0.06, 2, "softmax of each row", 0.31),
+    (0.06, 2, 0.06, 3, "$AV$", 0.15),
+    (0.84, 0, 0.84, 3, None, None),
+]
+
+
+def plot_attention_pipeline(*, width=4.4, fontsize=12):
+    """Draw scaled dot-product attention as a pipeline: Q, K, V -> scores -> weights -> output.
+
+    One box per array, with its shape: the queries, keys and values at the top, the
+    scores ``Z = Q K^T / sqrt(E)``, the weights ``A = softmax(Z)`` (a softmax along each
+    row, the key axis) and the output ``O = A V`` at the bottom. The arrows from the
+    queries and the keys meet in the scores; the arrow from the values joins the weights
+    in the output.
+
+    Parameters
+    ----------
+    width : float, default 4.4
+        Width of the figure, in inches; the height follows from it.
+    fontsize : float, default 12
+        Size of every label, in points.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes without ticks, holding the boxes, the arrows and their labels.
+
+    Raises
+    ------
+    ValueError
+        If ``width`` or ``fontsize`` is not positive.
+
+    Examples
+    --------
+    >>> fig = plot_attention_pipeline()
+    >>> [t.get_text().split("\\n")[0] for t in fig.axes[0].texts][:6]
+    ['queries $Q$', 'keys $K$', 'values $V$', 'scores $Z$', 'weights $A$', 'output $O$']
+    >>> fig.axes[0].texts[-1].get_text()
+    '$AV$'
+    >>> plt.close(fig)
+    """
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    if not (width > 0 and fontsize > 0):
+        raise ValueError(f"width and fontsize must be positive, got {width} and {fontsize}")
+    rows = 1 + max(row for *_, row in _PIPELINE_BOXES)
+    fig, ax = new_figure(width=width, height=width * 0.95)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.55, 2 * (rows - 1) + 0.55)
+    ax.axis("off")
+
+    def y_of(row):  # row 0 at the top
+        return 2 * (rows - 1 - row)
+
+    for text, x0, x1, row in _PIPELINE_BOXES:
+        y = y_of(row)
+        colour = "#dbe9f6" if row in (0, rows - 1) else "#eeeeee"
+        ax.add_patch(FancyBboxPatch((x0, y - 0.45), x1 - x0, 0.9, facecolor=colour,
+                                    boxstyle="round,pad=0.01", linewidth=1.2,
+                                    edgecolor="0.25"))
+        ax.text((x0 + x1) / 2, y, text, ha="center", va="center", fontsize=fontsize,
+                linespacing=1.4)
+    for x_start, row_start, x_end, row_end, *_ in _PIPELINE_STEPS:
+        ax.add_patch(FancyArrowPatch((x_start, y_of(row_start) - 0.5),
+                                     (x_end, y_of(row_end) + 0.5),
+                                     arrowstyle="-|>", mutation_scale=16,
+                                     linewidth=1.4, color="0.25"))
+    for _, row_start, _, row_end, step, x_step in _PIPELINE_STEPS:
+        if step is not None:
+            y = (y_of(row_start) + y_of(row_end)) / 2
+            ax.text(x_step, y, step, ha="center", va="center", fontsize=fontsize,
+                    backgroundcolor=BACKGROUND)
+    return _legible(fig, min(fontsize, FONT_SIZE))
+
+
+
 # --- masking notebook (03) ----------------------------------------------------------
 __all__.append("plot_mask_and_weights")
 

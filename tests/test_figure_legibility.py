@@ -68,9 +68,11 @@ BUILDERS = {
         **{"point_labels": [f"queries at radius {r:g}" for r in (0.5, 2, 8)],
            "highlight": [0.7, 0.8], "highlight_label": "output $o$ of the query $(1, 0)$",
            **_literal(kw)})},
-    "02_qk_av": {"plot_attention_heatmap": lambda kw: figures.plot_attention_heatmap(
-        np.full((2, 3), 1 / 3), **{"title": r"$A = \mathrm{softmax}(QK^\top/\sqrt{E})$",
-                                   **_literal(kw)})},
+    "02_qk_av": {
+        "plot_attention_pipeline": lambda kw: figures.plot_attention_pipeline(**_literal(kw)),
+        "plot_attention_heatmap": lambda kw: figures.plot_attention_heatmap(
+            np.full((2, 3), 1 / 3), **{"title": r"$A = \mathrm{softmax}(QK^\top/\sqrt{E})$",
+                                       **_literal(kw)})},
     "03_masking": {"plot_mask_and_weights": lambda kw: figures.plot_mask_and_weights(
         np.tril(np.ones((2, 4, 4), bool)), np.tril(np.full((2, 4, 4), 0.25)),
         **{"item_titles": ["length 4", "length 2"], **_literal(kw)})},

@@ -575,6 +575,62 @@ def test_the_multi_head_flow_is_shown_with_alt_text_naming_every_step():
         assert step in alt
 
 
+# --- the pipeline of chapter 2 --------------------------------------------------------
+def test_plot_attention_pipeline_is_narrow_white_and_legible_on_a_phone():
+    fig = figures.plot_attention_pipeline()
+    assert fig.get_facecolor() == (1.0, 1.0, 1.0, 1.0)
+    width = fig.get_size_inches()[0]
+    smallest = min(t.get_fontsize() for t in fig.axes[0].texts)
+    assert smallest >= figures.FONT_SIZE
+    assert figures.shown_text_px(smallest, width) >= 9
+    plt.close(fig)
+
+
+def test_plot_attention_pipeline_labels_every_array_with_its_shape_in_order():
+    fig = figures.plot_attention_pipeline()
+    boxes = [t.get_text() for t in fig.axes[0].texts if "\n" in t.get_text()]
+    assert boxes == ["queries $Q$\n$L \\times E$", "keys $K$\n$S \\times E$",
+                     "values $V$\n$S \\times E_v$", "scores $Z$\n$L \\times S$",
+                     "weights $A$\n$L \\times S$", "output $O$\n$L \\times E_v$"]
+    plt.close(fig)
+
+
+def test_plot_attention_pipeline_names_the_three_steps_on_its_arrows():
+    fig = figures.plot_attention_pipeline()
+    steps = [t.get_text() for t in fig.axes[0].texts if "\n" not in t.get_text()]
+    assert steps == ["$QK^\\top/\\sqrt{E}$", "softmax of each row", "$AV$"]
+    # five arrows: Q and K into the scores, scores -> weights -> output, V into the output
+    from matplotlib.patches import FancyArrowPatch
+    assert sum(isinstance(p, FancyArrowPatch) for p in fig.axes[0].patches) == 5
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("kw", [dict(width=0), dict(fontsize=-1)])
+def test_plot_attention_pipeline_rejects_bad_arguments(kw):
+    with pytest.raises(ValueError, match="positive"):
+        figures.plot_attention_pipeline(**kw)
+
+
+def test_the_pipeline_is_shown_in_chapter_2_with_alt_text_naming_every_shape():
+    import jupytext
+
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "02_qk_av.md"
+    cells = jupytext.read(path).cells
+    at = [i for i, c in enumerate(cells)
+          if c.cell_type == "code" and "plot_attention_pipeline(" in c.source]
+    assert len(at) == 1
+    mystnb = cells[at[0]].metadata["mystnb"]
+    alt = mystnb["image"]["alt"]
+    assert mystnb["figure"]["caption"] and mystnb["figure"]["name"]
+    for shape in ("L by E", "S by E", "S by E_v", "L by S", "L by E_v"):
+        assert shape in alt
+    # shown before the first cell that computes the scores
+    first_scores = min(i for i, c in enumerate(cells)
+                       if c.cell_type == "code" and "scores = " in c.source)
+    assert at[0] < first_scores
+
+
 # --- memory-efficient notebook (07) -------------------------------------------------
 MEM_N = np.array([256, 512, 1024, 2048])
 

@@ -104,7 +104,7 @@ def test_visible_code_is_at_most_a_tenth_bookkeeping(md):
     assert book <= MAX_SHARE * code, (
         f"{md.name}: {book} of {code} visible code lines ({book / code:.0%}) are glue calls "
         f"or assertions (at most {MAX_SHARE:.0%}): move glue to `remove-cell` cells and checks "
-        "that guard the book to a `hide-cell` cell after the one they check, or to tests/")
+        "that guard the book to a `remove-cell` cell after the one they check, or to tests/")
 
 
 @pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
@@ -127,7 +127,9 @@ def test_no_paragraph_tells_the_reader_to_skip_code(md):
 # the proof. Issue 34: it asks the reader at least five self-check questions. These tests
 # read every chapter; a branch that holds only some chapters' changes fails on the others
 # (the lead merges the chapters' branches before CI runs).
-MAX_FOLDED_CHECKS = 2  # issue 43: only where the prose points to one as evidence
+# Issue 43: a folded check only where the prose points to it as the evidence of a claim
+# that no printed output shows, two a chapter at most; the rest run in remove-cell cells.
+MAX_FOLDED_CHECKS = 2
 MIN_SELF_CHECKS = 5
 # A stand-in for a measurement: a printed "(a bound", or the helpers that rounded a
 # measured value up to a power of ten so that every CPU printed the same constant.
