@@ -561,6 +561,8 @@ $PIP --no-deps --no-index $SOURCE/wheels/*.whl
 # values are for the book; in grading, glue(..., display=True) only displays)
 SITE=$(/autograder/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 cp -r $SOURCE/shim/myst_nb "$SITE/"
+# the guard, otter's plugin that reads each submission before it runs (assignment_guard.py)
+cp $SOURCE/shim/assignment_guard.py $SOURCE/shim/assignment_feedback.py "$SITE/"
 du -sm /autograder/venv | awk '{print "setup.sh: the virtualenv takes " $1 " MB"}'
 """
 
@@ -587,14 +589,40 @@ exec /autograder/venv/bin/python /autograder/source/feedback.py \\
 """
 
 
+def test_code(folder: Path) -> list[str]:
+    """The code of otter's test files in folder (each case's doctest, without its prompts)."""
+    import ast
+
+    codes = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and ">>>" in node.value:
+                codes.append("\n".join(line.strip()[4:] for line in node.value.splitlines()
+                                       if line.strip().startswith((">>>", "..."))))
+    return codes
+
+
 def feedback_config(name: str) -> dict:
-    """The zip's feedback.json: when students see their results, and each question's answer
-    cells as handed out (a question still as handed out has "no answer")."""
-    from assignment_feedback import answer_cells
+    """The zip's feedback.json: when students see their results, each question's answer
+    cells as handed out (a question still as handed out has "no answer"), and the guard's
+    settings (assignment_feedback.guard_config: the cells as handed out, the names the
+    checks read)."""
+    from assignment_feedback import answer_cells, guard_config
 
     student = json.loads((OUT / name / "student" / f"{name}.ipynb").read_text())
     return {"visibility": term_config()["feedback"], "assignment": assignment_id(name),
-            "templates": answer_cells(student)}
+            "templates": answer_cells(student),
+            "guard": guard_config(student, test_code(OUT / name / "autograder" / "tests"))}
+
+
+def otter_config(config: dict, name: str) -> dict:
+    """The zip's otter_config.json: the guard as otter's plugin (with its settings), and no
+    assignment name, so that otter grades a notebook without the identifier (the site's
+    download) instead of refusing it; feedback.py says the notebook is not the assignment's."""
+    config = {k: v for k, v in config.items() if k != "assignment_name"}
+    config["plugins"] = [{"assignment_guard.Guard": feedback_config(name)["guard"]}]
+    return config
 
 
 def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> Path:
@@ -609,6 +637,11 @@ def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> Path:
     members["feedback.py"] = (ROOT / "scripts" / "assignment_feedback.py").read_bytes()
     members["feedback.json"] = json.dumps(feedback_config(name), indent=1).encode()
     members["shim/myst_nb/__init__.py"] = MYST_NB_SHIM.encode()
+    # the guard (scripts/assignment_guard.py), an otter plugin: importable where otter runs
+    for module in ("assignment_guard", "assignment_feedback"):
+        members[f"shim/{module}.py"] = (ROOT / "scripts" / f"{module}.py").read_bytes()
+    members["otter_config.json"] = json.dumps(otter_config(
+        json.loads(members["otter_config.json"]), name)).encode()
     if name == "08_real_model":
         members["requirements-model.txt"] = (ROOT / "requirements" / "model.txt").read_bytes()
     members[f"wheels/{wheel.name}"] = wheel.read_bytes()

@@ -44,6 +44,7 @@ import concurrent.futures
 import csv
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -51,8 +52,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from assignment_feedback import (NO_ANSWER, answer_cells, failed_messages,  # noqa: E402
-                                 is_blank, question_feedback, submitted_assignment,
+from assignment_feedback import (NO_ANSWER, answer_cells, answer_problems,  # noqa: E402
+                                 blank_questions, failed_messages, is_blank,
+                                 question_feedback, refused_cells, submitted_assignment,
                                  version_warning)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,10 +104,13 @@ def grade_one(name: str, notebook: Path, timeout: float) -> dict:
     if read_notebook(notebook) is None:
         return {"status": "unreadable", "scores": {}, "output": {}}
     with tempfile.TemporaryDirectory(prefix="otter-run-") as out:
+        # the zip's otter_config.json names the guard, otter's plugin (scripts/assignment_guard.py)
+        env = os.environ | {"PYTHONPATH": os.pathsep.join(
+            [str(ROOT / "scripts"), *filter(None, [os.environ.get("PYTHONPATH")])])}
         try:
             done = subprocess.run([str(OTTER), "run", "-a", str(autograder_zip(name)), "-o", out,
                                    str(notebook.resolve())], capture_output=True, text=True,
-                                  timeout=timeout, cwd=out)
+                                  timeout=timeout, cwd=out, env=env)
         except subprocess.TimeoutExpired:
             return {"status": "timeout", "scores": {}, "output": {}}
         results = Path(out) / "results.json"
@@ -142,11 +147,6 @@ def latest(notebooks: list[Path], submissions: Path) -> dict[str, list[Path]]:
             for s, nbs in sorted(by_student.items())}
 
 
-def blank_questions(nb: dict | None, templates: dict) -> set[str]:
-    answers = answer_cells(nb or {})
-    return {q for q, cells in answers.items() if is_blank(cells, templates.get(q))}
-
-
 def identical(notebooks: dict[str, dict | None], templates: dict) -> dict[str, list[str]]:
     """{student: [other students whose answer cells are all the same]}, ignoring blank ones."""
     groups: dict[str, list[str]] = {}
@@ -170,6 +170,9 @@ def status_of(result: dict, nb: dict | None, config: dict, blank: set[str],
         return f"other version: {submitted_assignment(nb) or 'no assignment identifier'}"
     if set(summary(name)) <= blank:
         return NO_ANSWER
+    refused = refused_cells(nb or {}, config.get("guard", {}))
+    if refused:   # graded, without the cells that could change the checks
+        return "refused cells: " + ", ".join(str(i + 1) for i in refused)
     return "ok"
 
 
@@ -198,7 +201,8 @@ def write_csv(name: str, rows: list[dict], path: Path) -> None:
 
 
 def write_feedback(name: str, result: dict, path: Path, student: str,
-                   blank: set[str] = frozenset(), warning: str | None = None) -> None:
+                   blank: set[str] = frozenset(), warning: str | None = None,
+                   problems: dict[str, str] | None = None) -> None:
     info = summary(name)
     lines = [f"# {name}: feedback for {student}", ""]
     if warning:
@@ -206,7 +210,10 @@ def write_feedback(name: str, result: dict, path: Path, student: str,
     if result["status"] == "unreadable":
         lines += ["The file handed in is not a readable notebook (truncated, empty or not "
                   "a .ipynb): nothing could be graded. Hand in the notebook again.", ""]
-    elif result["status"] not in ("ok",):
+    elif result["status"] == "timeout":
+        lines += ["The notebook did not finish running within the time limit: every "
+                  "autograded question scored 0.", ""]
+    elif result["status"] != "ok":
         lines += [f"The notebook could not be graded ({result['status']}); every autograded "
                   "question scored 0.", ""]
     for q, q_info in info.items():
@@ -217,7 +224,7 @@ def write_feedback(name: str, result: dict, path: Path, student: str,
             continue
         score = float(result["scores"].get(q, 0.0) or 0.0)
         text = question_feedback(q, score, q_info["points"], result["output"].get(q, ""),
-                                 q in blank)
+                                 q in blank, (problems or {}).get(q))
         head, *rest = text.splitlines()
         lines.append(f"- **{q}**: {score:g} / {q_info['points']}")
         lines += [f"  - {line}" for line in rest if line != "All checks passed."]
@@ -330,7 +337,7 @@ def main(argv=None) -> int:
     rows = []
     for student, nb_path in counted.items():
         nb, result = read[student], results[nb_path]
-        blank = blank_questions(nb, templates)
+        blank = blank_questions(nb, config, summary(name))
         status = status_of(result, nb, config, blank, name)
         rows.append({"student": student, "scores": result["scores"], "status": status,
                      "submission": str(nb_path.relative_to(args.submissions)),
@@ -339,7 +346,7 @@ def main(argv=None) -> int:
                      "identical": copies.get(student, [])})
         warning = version_warning(nb, config.get("assignment")) if nb is not None else None
         write_feedback(name, result, out.parent / "feedback" / f"{student}.md", student, blank,
-                       warning)
+                       warning, answer_problems(nb, config))
         write_answers(nb_path, nb, out.parent / "answers" / f"{student}.md", student, name)
     write_csv(name, rows, out)
     for row in rows:
@@ -348,7 +355,8 @@ def main(argv=None) -> int:
         print(f"{row['student']}: {total:g} ({row['status']}{extra})")
     statuses = [r["status"] for r in rows]
     counts = {s: sum(st.split(":")[0] == s for st in statuses)
-              for s in ("ok", NO_ANSWER, "unreadable", "timeout", "error", "other version")}
+              for s in ("ok", NO_ANSWER, "refused cells", "unreadable", "timeout", "error",
+                        "other version")}
     flagged = sum(bool(r["identical"]) for r in rows)
     earlier = sum(len(r["earlier"]) for r in rows)
     print(f"graded {len(rows)} students ({len(notebooks)} notebooks, {earlier} earlier "

@@ -102,6 +102,54 @@ with np.errstate(invalid="ignore"):
 fill_min = np.where(row_mask, scores16, np.float16(-np.inf))
 ''',
     },
+    # issue 45: loops by another name, the library reached through a list
+    {
+        "id": "window-by-map",
+        "chapter": "03_masking",
+        "question": "masking-ex-window",
+        "message": "must be built with broadcasting",
+        "public": True,
+        "answer": '''
+window = np.array(list(map(lambda i: (np.arange(6) <= i) & (np.arange(6) > i - 3), range(6))))
+''',
+    },
+    {
+        "id": "padding-by-vectorize",
+        "chapter": "03_masking",
+        "question": "masking-ex-padding",
+        "message": "nor loop",
+        "public": True,
+        "answer": '''
+by_hand = np.vectorize(lambda n, j: j < n)(np.array([3, 1, 4])[:, None], np.arange(4))
+''',
+    },
+    {
+        "id": "padding-through-a-list",
+        "chapter": "03_masking",
+        "question": "masking-ex-padding",
+        "message": "may not reach padding_mask",
+        "public": True,
+        "answer": '''
+_masks = [padding_mask]
+by_hand = _masks[0](np.array([3, 1, 4]), 4) > False
+''',
+    },
+    {
+        "id": "backward-through-a-list",
+        "chapter": "09_training",
+        "question": "train-ex-backward",
+        "message": "must be your own function",
+        "public": True,
+        "answer": '''
+from lib.training import attention_backward
+
+_helpers = [attention_backward]
+
+
+def my_backward(query, key, value, grad_output, attn_mask):
+    return _helpers[0](query, key, value, grad_output, attn_mask=attn_mask)
+''',
+    },
     {
         "id": "no-max-shift",
         "chapter": "05_stable_softmax",
@@ -364,7 +412,7 @@ lam_wrong = np.linalg.solve(T, np.vstack([O_wrong.T, np.ones(len(O_wrong))]))
         "question": "masking-ex-float16",
         "message": "an array made from Python numbers is float64",
         "public": True,
-        "keeps": 1,  # fill_min's values are right
+        # (fill_min's values are right, but float64: the dtype is the question's point)
         "answer": '''
 row_mask = np.array([False, False])
 scores16 = np.array([0.5, -0.25])
@@ -468,7 +516,7 @@ change = np.abs(hidden[0, :, :n0, :n0] - weights[0, :, :n0, :n0]).sum(axis=-2)
     # a comprehension where the exercise forbids loops, and results of other pen-and-paper
     # exercises copied wrong.
     {
-        "id": "einsum-through-getattr",
+        "id": "einsum-through-a-list",
         "chapter": "02_qk_av",
         "question": "qk-av-ex-einsum",
         "message": "may not be, or call, the kernel's attention functions",
@@ -476,9 +524,11 @@ change = np.abs(hidden[0, :, :n0, :n0] - weights[0, :, :n0, :n0]).sum(axis=-2)
         "answer": '''
 import lib.attention as la
 
+_helpers = [la.scaled_dot_product_attention]
+
 
 def einsum_attention(query, key, value):
-    return getattr(la, "scaled_dot_" + "product_attention")(query, key, value)
+    return _helpers[0](query, key, value)
 ''',
     },
     {
@@ -602,7 +652,7 @@ def einsum_attention(query, key, value):
         "question": "masking-ex-padding",
         "answer": '''
 lengths = np.array([3, 1, 4])
-by_hand = np.less(np.arange(4), lengths[:, None])
+by_hand = np.greater.outer(lengths, np.arange(4))  # a comparison ufunc's outer
 print(np.array_equal(by_hand, padding_mask(lengths, 4)), by_hand[:, None, None, :].shape)
 ''',
     },

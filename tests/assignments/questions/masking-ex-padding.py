@@ -29,22 +29,28 @@ assert all(np.all(_t_b[n, :k]) for n, k in enumerate([3, 1, 4]))
 """ # BEGIN TEST CONFIG
 points: 0
 failure_message: >-
-  `by_hand` must be built by hand, with a comparison broadcast over positions
-  and lengths: the statement that stores it may not call padding_mask, under
-  any name or through getattr (the exercise is to write what it computes), nor
-  loop (a comprehension is a loop).
+  `by_hand` must be built by hand: the statement that stores it may not reach
+  padding_mask (under any name, through a list, getattr or a function of your
+  own: the exercise is to write what it computes), nor loop (`for`, `while`, a
+  comprehension, map, np.vectorize, functools.reduce or recursion).
 """  # END TEST CONFIG
 _t_value, _t_cell = _t_assignment("by_hand")
 assert _t_value
-assert not _t_calls(_t_value) & {"padding_mask", "causal_mask"}
-_t_why = _t_reached(_t_value, {"padding_mask", "causal_mask"})
-assert not _t_why, "by_hand reaches " + ", ".join(sorted(_t_why))
-assert any(
-    isinstance(_t_n, _t_ast.Compare)
-    or (isinstance(_t_n, _t_ast.Call)
-        and getattr(_t_n.func, "attr", "") in ("less", "greater", "less_equal"))
-    for _t_v in _t_value for _t_n in _t_ast.walk(_t_v)
-)
+assert not _t_reached(_t_value, {"padding_mask", "causal_mask"})
+assert not _t_library_calls(lambda: [eval(compile(_t_ast.Expression(_t_v), "<by_hand>", "eval"),
+                                          globals()) for _t_v in _t_value],
+                            {"padding_mask", "causal_mask"})
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  `by_hand` is built without a comparison: compare the key positions with the
+  lengths (`<` or `>` between a row and a column, or np.less, np.greater and
+  their `.outer`), and let broadcasting make the table.
+"""  # END TEST CONFIG
+_t_value, _t_cell = _t_assignment("by_hand")
+assert _t_compares(_t_value)
 
 # %%
 """ # BEGIN TEST CONFIG
@@ -53,7 +59,7 @@ hidden: true
 failure_message: >-
   `by_hand` is not the padding mask of the exercise's lengths: an entry is
   True exactly at a real (not padded) key of its sequence; or it is not built
-  by hand (see the test above).
+  by hand (see the checks above).
 """  # END TEST CONFIG
 _t_pos = np.arange(4)
 np.testing.assert_array_equal(
@@ -61,11 +67,8 @@ np.testing.assert_array_equal(
     np.array([[p < n for p in _t_pos] for n in (3, 1, 4)]),
 )
 _t_value, _t_cell = _t_assignment("by_hand")
-assert not _t_calls(_t_value) & {"padding_mask", "causal_mask"}
+assert _t_value and _t_compares(_t_value)
 assert not _t_reached(_t_value, {"padding_mask", "causal_mask"})
-assert any(
-    isinstance(_t_n, _t_ast.Compare)
-    or (isinstance(_t_n, _t_ast.Call)
-        and getattr(_t_n.func, "attr", "") in ("less", "greater", "less_equal"))
-    for _t_v in _t_value for _t_n in _t_ast.walk(_t_v)
-)
+assert not _t_library_calls(lambda: [eval(compile(_t_ast.Expression(_t_v), "<by_hand>", "eval"),
+                                          globals()) for _t_v in _t_value],
+                            {"padding_mask", "causal_mask"})
