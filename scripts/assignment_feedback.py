@@ -93,6 +93,8 @@ GUARD_ATTRIBUTES = {"save", "savez", "savez_compressed", "savetxt", "tofile", "d
                     "modules", "remove", "unlink", "rmtree", "rename", "chmod", "write",
                     "writelines", "save_pretrained", "push_to_hub", "savemat", "loadmat"}
 GUARD_DUNDERS = {"__name__", "__doc__", "__init__"}
+# what a protected name may always be bound to again: `import numpy as np`, `import numpy`
+CANONICAL_IMPORTS = {(None, "numpy", "np"), (None, "numpy", None), (None, "lib", None)}
 REFUSED = "This cell was not run by the grader"
 _REFUSED_CELL = re.compile(r"^raise RuntimeError\((.*)\)\s*$", re.S)
 
@@ -181,7 +183,7 @@ def refusal(source: str, protected: set[str] = frozenset(),
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
                 key = (getattr(node, "module", None), alias.name, alias.asname)
-                if bound in protected and key not in imports:
+                if bound in protected and key not in imports | CANONICAL_IMPORTS:
                     return f"it rebinds {bound}, a name the checks use"
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
                 and re.fullmatch(r"__\w+__", node.value) and node.value not in GUARD_DUNDERS:
@@ -354,6 +356,22 @@ def _source(cell: dict) -> str:
     return "".join(source) if isinstance(source, list) else source
 
 
+def code_cell_number(nb: dict, index: int) -> int:
+    """The number (from 1) of the code cell at `index` among the notebook's code cells."""
+    return sum(c.get("cell_type") == "code" for c in nb.get("cells", [])[:index]) + 1
+
+
+def refused_notice(nb: dict | None, config: dict) -> str | None:
+    """The sentence a student reads about the cells the guard did not run, or None."""
+    refused = refused_cells(nb or {}, config.get("guard") or {}) if nb else {}
+    if not refused:
+        return None
+    cells = "; ".join(f"code cell {code_cell_number(nb, i)}: {reason}"
+                      for i, reason in refused.items())
+    return ("Cells not run by the grader, which does not run code that could change its "
+            f"checks (the questions that need their names score 0): {cells}.")
+
+
 def student_results(results: dict, submission: dict | None, config: dict) -> dict:
     """Gradescope's results.json as otter wrote it, rewritten for the student (see the module
     docstring): each question's output is its feedback, at config's visibility; the public
@@ -394,6 +412,10 @@ def student_results(results: dict, submission: dict | None, config: dict) -> dic
                                         else "the public checks pass"))
         public["output"] = "\n".join(lines)
         tests.insert(0, public)
+    notice = refused_notice(submission, config)
+    if notice:
+        tests.insert(0, {"name": "Cells not run", "visibility": "visible", "status": "failed",
+                         "output": notice})
     warning = version_warning(submission, config.get("assignment"))
     if warning:
         tests.insert(0, {"name": "Assignment version", "visibility": "visible",

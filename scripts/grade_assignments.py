@@ -53,8 +53,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from assignment_feedback import (NO_ANSWER, answer_cells, answer_problems,  # noqa: E402
-                                 blank_questions, failed_messages, is_blank,
-                                 question_feedback, refused_cells, submitted_assignment,
+                                 blank_questions, code_cell_number, failed_messages, is_blank,
+                                 question_feedback, refused_cells, refused_notice,
+                                 submitted_assignment,
                                  version_warning)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,7 +173,7 @@ def status_of(result: dict, nb: dict | None, config: dict, blank: set[str],
         return NO_ANSWER
     refused = refused_cells(nb or {}, config.get("guard", {}))
     if refused:   # graded, without the cells that could change the checks
-        return "refused cells: " + ", ".join(str(i + 1) for i in refused)
+        return "refused code cells: " + ", ".join(str(code_cell_number(nb, i)) for i in refused)
     return "ok"
 
 
@@ -202,11 +203,13 @@ def write_csv(name: str, rows: list[dict], path: Path) -> None:
 
 def write_feedback(name: str, result: dict, path: Path, student: str,
                    blank: set[str] = frozenset(), warning: str | None = None,
-                   problems: dict[str, str] | None = None) -> None:
+                   problems: dict[str, str] | None = None, notice: str | None = None) -> None:
     info = summary(name)
     lines = [f"# {name}: feedback for {student}", ""]
     if warning:
         lines += [warning, ""]
+    if notice:
+        lines += [notice, ""]
     if result["status"] == "unreadable":
         lines += ["The file handed in is not a readable notebook (truncated, empty or not "
                   "a .ipynb): nothing could be graded. Hand in the notebook again.", ""]
@@ -346,7 +349,7 @@ def main(argv=None) -> int:
                      "identical": copies.get(student, [])})
         warning = version_warning(nb, config.get("assignment")) if nb is not None else None
         write_feedback(name, result, out.parent / "feedback" / f"{student}.md", student, blank,
-                       warning, answer_problems(nb, config))
+                       warning, answer_problems(nb, config), refused_notice(nb, config))
         write_answers(nb_path, nb, out.parent / "answers" / f"{student}.md", student, name)
     write_csv(name, rows, out)
     for row in rows:
@@ -355,7 +358,7 @@ def main(argv=None) -> int:
         print(f"{row['student']}: {total:g} ({row['status']}{extra})")
     statuses = [r["status"] for r in rows]
     counts = {s: sum(st.split(":")[0] == s for st in statuses)
-              for s in ("ok", NO_ANSWER, "refused cells", "unreadable", "timeout", "error",
+              for s in ("ok", NO_ANSWER, "refused code cells", "unreadable", "timeout", "error",
                         "other version")}
     flagged = sum(bool(r["identical"]) for r in rows)
     earlier = sum(len(r["earlier"]) for r in rows)

@@ -1,0 +1,187 @@
+"""Issue 45: grading that no one line of a submission can fool.
+
+The guard (scripts/assignment_feedback.py's `refusal`, run by otter as the plugin
+scripts/assignment_guard.py before a submission runs) and the rules that hold by what runs
+(tests/assignments/questions/_helpers.py). The first tests are cheap and run in plain
+pytest; the last grades one notebook of one-line attacks with `otter run` (`make
+test-assignments`, CHECK_ASSIGNMENTS=1).
+"""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(Path(__file__).parent))
+
+from assignment_feedback import (cell_problem, guard_config, refusal,  # noqa: E402
+                                 refused_cells, student_results)
+from wrong_answers import RIGHT_ANSWERS, WRONG_ANSWERS  # noqa: E402
+
+ASSIGNMENTS = ROOT / "_build" / "assignments"
+PROTECTED = {"np", "numpy", "lib", "otter", "grader", "all", "isinstance", "len"}
+
+# The issue's three one-line attacks, and their neighbours: each must be refused.
+ATTACKS = {
+    "otter's doctest runner": "import otter.test_files.ok_test as t\n"
+                              "t.run_doctest = lambda *a, **k: None",
+    "otter's runner, imported from": "from otter.test_files import ok_test\n"
+                                     "ok_test.run_doctest = print",
+    "the test file rewritten": "import glob\nfor f in glob.glob('tests/*.py'):\n"
+                              "    open(f, 'w').write('assert True')",
+    "the test file, through pathlib": "from pathlib import Path\n"
+                                      "Path('tests/q.py').write_text('')",
+    "the test file, by NumPy": "np.savetxt('tests/q.py', [])",
+    "the test file, by a shell line": "!echo > tests/q.py",
+    "the test file, by a magic": "%%writefile tests/q.py\nassert True",
+    "np.testing patched": "np.testing.assert_allclose = lambda *a, **k: None\n"
+                          "np.allclose = lambda *a, **k: True",
+    "np.testing through an alias": "t = np.testing\nt.assert_array_equal = print",
+    "through __dict__": "np.testing.__dict__['assert_allclose'] = print",
+    "through vars": "vars(np.testing)['assert_allclose'] = print",
+    "through setattr": "setattr(np, 'array_equal', lambda *a: True)",
+    "through operator.attrgetter": "import operator\n"
+                                   "operator.attrgetter('testing')(np)",
+    "a builtin the checks use": "all = lambda x: True",
+    "np rebound": "import math as np",
+    "a faking class": "class Yes(float):\n    def __eq__(self, other):\n        return True",
+    "type with three arguments": "Yes = type('Yes', (float,), {'__eq__': lambda s, o: True})",
+    "exec": "exec('np.allclose = lambda *a: True')",
+    "the kernel": "get_ipython().run_cell('x = 1')",
+    "sys.modules": "import sys\nsys.modules['numpy'].allclose = print",
+    "a module's os": "lib.attention.np.lib.npyio.os.remove('tests/q.py')",
+}
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_each_attack_is_refused(name):
+    assert refusal(ATTACKS[name], PROTECTED), name
+
+
+def test_right_and_wrong_answers_are_not_refused():
+    """The course's own answers (right or wrong) run: the guard refuses only what could
+    change the checks."""
+    for answer in RIGHT_ANSWERS + WRONG_ANSWERS:
+        assert refusal(answer["answer"], PROTECTED) is None, answer.get("id", answer["question"])
+    for code in ("def f(x):\n    all = x.all()\n    return all",       # a local name is fine
+                 "print(type(np.float16(1)))", "x = np.ones(3)\nx[0] = 2",
+                 "from lib.attention import softmax", "import numpy as np",
+                 "s = 'a {}'.format(1)", "import functools, itertools, math"):
+        assert refusal(code, PROTECTED) is None, code
+
+
+def test_a_cell_that_does_not_parse_is_said_so_not_refused():
+    assert refusal("x = (1,", PROTECTED) is None
+    assert cell_problem("x = (1,", {}).startswith("This cell does not run: ")
+    assert cell_problem("x = 1", {}) is None
+    assert "not run by the grader" in cell_problem("import os", {"protected": []})
+
+
+def test_the_guard_trusts_the_handed_out_cells_only():
+    handed_out = {"cells": [{"cell_type": "code", "source": "import sys\nimport numpy as np"},
+                            {"cell_type": "code", "source": "x = ..."}]}
+    config = guard_config(handed_out, ["assert all(np.isfinite(x))"])
+    assert {"all", "np"} <= set(config["protected"]) and "x" not in config["protected"]
+    submission = {"cells": [{"cell_type": "code", "source": "import sys\nimport numpy as np"},
+                            {"cell_type": "code", "source": "import sys"},
+                            {"cell_type": "code", "source": "x = np.ones(2)"}]}
+    assert set(refused_cells(submission, config)) == {1}
+
+
+def test_feedback_says_the_cell_was_refused_and_never_contradicts():
+    """A refused answer cell: its question's message is the refusal, not a wrong-answer
+    message; a notebook with no cells: "no answer" everywhere."""
+    nb = {"cells": [
+        {"cell_type": "markdown", "source": "**Exercise 2.1** (`q1`)", "metadata": {}},
+        {"cell_type": "code", "source": "np.allclose = print\nx = 1",
+         "metadata": {"tags": ["otter_answer_cell"]}},
+        {"cell_type": "markdown", "source": "**Exercise 2.2** (`q2`)", "metadata": {}},
+        {"cell_type": "code", "source": "y = (", "metadata": {"tags": ["otter_answer_cell"]}}]}
+    results = {"tests": [
+        {"name": "q1", "score": 0, "max_score": 2, "output": "q1 - 1 message: wrong axis\n"},
+        {"name": "q2", "score": 0, "max_score": 1, "output": "q2 - 1 message: wrong\n"}]}
+    config = {"templates": {"q1": ["..."], "q2": ["..."]}, "guard": {"protected": ["np"]}}
+    out = {t["name"]: t["output"] for t in student_results(results, nb, config)["tests"]}
+    assert "not run by the grader" in out["q1"] and "wrong axis" not in out["q1"]
+    assert "This cell does not run" in out["q2"]
+    empty = {t["name"]: t["output"] for t in student_results(results, {"cells": []},
+                                                             config)["tests"]}
+    assert all(text.endswith("no answer") for text in empty.values()), empty
+
+
+def helpers():
+    """The question files' helpers, in a namespace of their own (as a test cell has them)."""
+    source = (ROOT / "tests" / "assignments" / "questions" / "_helpers.py").read_text()
+    env = {"__name__": "__main__", "np": np}
+    exec(compile(source, "_helpers.py", "exec"), env)
+    return env
+
+
+@pytest.mark.parametrize("code", [
+    "np.arange(4) < lengths[:, None]", "lengths[:, None] > np.arange(4)",
+    "np.greater.outer(lengths, np.arange(4))", "np.less(np.arange(4), lengths[:, None])",
+    "np.greater_equal(lengths[:, None] - 1, np.arange(4))"])
+def test_every_comparison_is_accepted(code):
+    env = helpers()
+    tree = ast.parse(code, mode="eval").body
+    assert env["_t_compares"]([tree])
+    assert not env["_t_reached"]([tree], {"padding_mask"})
+
+
+@pytest.mark.parametrize("code", [
+    "np.array(list(map(lambda n: np.arange(4) < n, lengths)))",
+    "np.vectorize(lambda n, j: j < n)(lengths[:, None], np.arange(4))",
+    "functools.reduce(lambda a, b: a | b, [lengths])",
+    "np.array([np.arange(4) < n for n in lengths])",
+    "rows(lengths)"])
+def test_loops_by_any_name_are_refused(code):
+    env = helpers()
+    env.update(functools=__import__("functools"))
+    exec("def rows(lengths, k=0):\n"
+         "    return [] if k == len(lengths) else [lengths[k]] + rows(lengths, k + 1)\n",
+         env)
+    env["_t_inspect"].getsource = lambda f: ("def rows(lengths, k=0):\n    return [] if k == "
+                                             "len(lengths) else [lengths[k]] + rows(lengths, "
+                                             "k + 1)\n")
+    tree = ast.parse(code, mode="eval").body
+    assert env["_t_reached"]([tree], {"padding_mask"}), code
+
+
+@pytest.mark.skipif(not os.environ.get("CHECK_ASSIGNMENTS"),
+                    reason="make test-assignments runs it (one otter run)")
+def test_the_one_line_attacks_score_nothing_under_otter_run(tmp_path):
+    """Chapter 2's notebook with the softmax over the wrong axis and every other answer
+    wrong or missing, and the issue's three attacks in answer cells: 0 on every autograded
+    question (today's otter alone gave full marks), the refusal in the feedback."""
+    from grade_assignments import main
+
+    chapter = "02_qk_av"
+    nb = nbformat.read(ASSIGNMENTS / chapter / "student" / f"{chapter}.ipynb", as_version=4)
+    answers = [i for i, c in enumerate(nb.cells)
+               if c.cell_type == "code" and "otter_answer_cell" in c.metadata.get("tags", [])]
+    attacks = [ATTACKS["otter's doctest runner"], ATTACKS["the test file rewritten"],
+               ATTACKS["np.testing patched"]]
+    for i, attack in zip(answers, attacks):
+        nb.cells[i].source = attack
+    wrong = next(w for w in WRONG_ANSWERS if w["id"] == "softmax-over-queries")
+    nb.cells[answers[-1]].source = wrong["answer"]
+    (tmp_path / "subs").mkdir()
+    nbformat.write(nb, tmp_path / "subs" / "mallory.ipynb")
+    assert main([chapter, str(tmp_path / "subs"), "--out", str(tmp_path / "g.csv")]) == 0
+    import csv
+
+    row = next(csv.DictReader((tmp_path / "g.csv").open()))
+    assert float(row["total"]) == 0, row
+    assert row["status"].startswith("refused code cells: "), row["status"]
+    feedback = (tmp_path / "feedback" / "mallory.md").read_text()
+    assert "not run by the grader" in feedback
+    questions = json.loads((ASSIGNMENTS / chapter / "questions.json").read_text())
+    assert all(float(row[q]) == 0 for q, info in questions.items() if info["kind"] == "auto")
