@@ -38,18 +38,29 @@ def failed_messages(question: str, output: str) -> list[str]:
     return [messages.get(case, "a check failed") for case in failed]
 
 
-def answer_cells(nb: dict) -> dict[str, list[str]]:
+# The site's own student notebook (notebooks/student/, its download button): an answer cell
+# tagged `answer` that opens with this comment
+SITE_ANSWER = re.compile(r"^#\s*Your answer to Exercise ([\d.]+)")
+
+
+def answer_cells(nb: dict, numbers: dict | None = None) -> dict[str, list[str]]:
     """{question: [source of each answer cell]} of a notebook (a dict, as json reads it).
 
     A question starts at the read-only Markdown cell that names it (`**Exercise 3.1**
     (`masking-ex-padding`)`); its answer cells are the cells otter tags `otter_answer_cell`
-    (in the autograder's notebook, `otter_assign_solution_cell`)."""
+    (in the autograder's notebook, `otter_assign_solution_cell`). In the site's own notebook
+    (no otter tags), an answer cell is tagged `answer` and opens with "# Your answer to
+    Exercise 3.1": `numbers` ({"3.1": question}, feedback.json's) names its question."""
     found: dict[str, list[str]] = {}
     current = None
     for cell in nb.get("cells", []):
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else source
         tags = cell.get("metadata", {}).get("tags", [])
+        site = SITE_ANSWER.match(source) if "answer" in tags else None
+        if site and numbers and site[1] in numbers:
+            found.setdefault(numbers[site[1]], []).append(source)
+            continue
         answer = {"otter_answer_cell", "otter_assign_solution_cell"} & set(tags)
         if cell.get("cell_type") == "markdown" and not answer:
             heading = _QUESTION.search(source)
@@ -283,10 +294,28 @@ def cell_problem(source: str, config: dict | None) -> str | None:
 
 
 def is_blank(answers: list[str], template: list[str] | None) -> bool:
-    """True if every answer cell is empty, `...`, the placeholder text, or as handed out."""
+    """True if every answer cell is empty, `...`, comments only, the placeholder text, or as
+    handed out."""
     handed_out = {_normal(t) for t in template or []}
+
+    def code(text):   # without comment lines
+        return _normal("\n".join(line for line in text.splitlines()
+                                  if not line.strip().startswith("#")))
+
     return all(_normal(a) in handed_out | {"", "...", "_Type your answer here, replacing this "
-                                                      "text._"} for a in answers)
+                                                      "text._"} or code(a) in ("", "...")
+               for a in answers)
+
+
+def exercise_numbers(nb: dict) -> dict[str, str]:
+    """{"3.1": question} from the assignment's headings (`**Exercise 3.1** (`label`)`)."""
+    found = {}
+    for cell in nb.get("cells", []):
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        for number, label in re.findall(r"\*\*Exercise ([\d.]+)\*\* \(`([\w-]+)`\)", source):
+            found[number] = label
+    return found
 
 
 def submitted_assignment(nb: dict | None) -> str | None:
@@ -326,7 +355,7 @@ def question_feedback(question: str, score: float, possible: float, output: str,
 def answer_problems(nb: dict | None, config: dict) -> dict[str, str]:
     """{question: why one of its answer cells did not run} (cell_problem), for a notebook."""
     found = {}
-    for question, cells in answer_cells(nb or {}).items():
+    for question, cells in answer_cells(nb or {}, config.get("numbers")).items():
         for source in cells:
             problem = cell_problem(source, config.get("guard"))
             if problem:
@@ -336,17 +365,19 @@ def answer_problems(nb: dict | None, config: dict) -> dict[str, str]:
 
 
 def blank_questions(nb: dict | None, config: dict, questions) -> set[str]:
-    """The questions with no answer: every answer cell blank or as handed out, or, in a
-    notebook with no answer cells (no cells, or not the assignment's notebook), every
-    question when none of its code cells holds anything but the handed-out cells."""
-    answers = answer_cells(nb or {})
+    """The questions with no answer: every answer cell blank (is_blank) or none at all. A
+    question without answer cells (a notebook with no cells, or the site's notebook, which
+    has none for some questions) has no answer when the notebook holds no answer at all:
+    every answer cell it has is blank, and, if it has none, every code cell is one of the
+    cells as handed out (or blank)."""
+    answers = answer_cells(nb or {}, config.get("numbers"))
     templates = config.get("templates", {})
     blank = {q for q, cells in answers.items() if is_blank(cells, templates.get(q))}
-    if not any(answers.values()):
+    if set(answers) <= blank:
         trusted = set(config.get("guard", {}).get("trusted", []))
         written = [c for c in (nb or {}).get("cells", []) if c.get("cell_type") == "code"
-                   and _hash(_source(c)) not in trusted and _normal(_source(c)) not in ("", "...")]
-        if not written:
+                   and _hash(_source(c)) not in trusted and not is_blank([_source(c)], [])]
+        if answers or not written:
             blank |= set(questions)
     return blank
 

@@ -608,12 +608,17 @@ def feedback_config(name: str) -> dict:
     cells as handed out (a question still as handed out has "no answer"), and the guard's
     settings (assignment_feedback.guard_config: the cells as handed out, the names the
     checks read)."""
-    from assignment_feedback import answer_cells, guard_config
+    from assignment_feedback import answer_cells, exercise_numbers, guard_config
 
     student = json.loads((OUT / name / "student" / f"{name}.ipynb").read_text())
+    # the site's own notebooks (its download buttons) are graded too: their cells are trusted
+    site = [json.loads(p.read_text()) for p in (NOTEBOOKS / "student" / f"{name}.ipynb",
+                                                 NOTEBOOKS / "reader" / f"{name}.ipynb")
+            if p.exists()]
+    handed_out = {"cells": student["cells"] + [c for nb in site for c in nb["cells"]]}
     return {"visibility": term_config()["feedback"], "assignment": assignment_id(name),
-            "templates": answer_cells(student),
-            "guard": guard_config(student, test_code(OUT / name / "autograder" / "tests"))}
+            "templates": answer_cells(student), "numbers": exercise_numbers(student),
+            "guard": guard_config(handed_out, test_code(OUT / name / "autograder" / "tests"))}
 
 
 def otter_config(config: dict, name: str) -> dict:

@@ -148,13 +148,14 @@ def latest(notebooks: list[Path], submissions: Path) -> dict[str, list[Path]]:
             for s, nbs in sorted(by_student.items())}
 
 
-def identical(notebooks: dict[str, dict | None], templates: dict) -> dict[str, list[str]]:
+def identical(notebooks: dict[str, dict | None], templates: dict,
+              numbers: dict | None = None) -> dict[str, list[str]]:
     """{student: [other students whose answer cells are all the same]}, ignoring blank ones."""
     groups: dict[str, list[str]] = {}
     for student, nb in notebooks.items():
         if nb is None:
             continue
-        answers = answer_cells(nb)
+        answers = answer_cells(nb, numbers)
         if not answers or all(is_blank(c, templates.get(q)) for q, c in answers.items()):
             continue
         key = hashlib.sha256(json.dumps(answers, sort_keys=True).encode()).hexdigest()
@@ -167,10 +168,10 @@ def status_of(result: dict, nb: dict | None, config: dict, blank: set[str],
               name: str) -> str:
     if result["status"] != "ok":
         return result["status"]
-    if submitted_assignment(nb) != config.get("assignment"):
-        return f"other version: {submitted_assignment(nb) or 'no assignment identifier'}"
     if set(summary(name)) <= blank:
         return NO_ANSWER
+    if submitted_assignment(nb) != config.get("assignment"):
+        return f"other version: {submitted_assignment(nb) or 'no assignment identifier'}"
     refused = refused_cells(nb or {}, config.get("guard", {}))
     if refused:   # graded, without the cells that could change the checks
         return "refused code cells: " + ", ".join(str(code_cell_number(nb, i)) for i in refused)
@@ -335,7 +336,7 @@ def main(argv=None) -> int:
     counted = {student: nbs[0] for student, nbs in by_student.items()}
     read = {student: read_notebook(nb) for student, nb in counted.items()}
     results = grade(name, list(counted.values()), args.timeout, args.jobs)
-    copies = identical(read, templates)
+    copies = identical(read, templates, config.get("numbers"))
     out = args.out or ASSIGNMENTS / name / "grades.csv"
     rows = []
     for student, nb_path in counted.items():
