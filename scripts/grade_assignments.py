@@ -131,9 +131,32 @@ def grade(name: str, notebooks: list[Path], timeout: float = 900, jobs: int = 2)
         return {nb: f.result() for nb, f in futures.items()}
 
 
+# The LMS's own export of the submissions. Moodle ("Download all submissions"): a folder a
+# student, "<full name>_<participant id>_assignsubmission_file_" (or _onlinetext_).
+# Canvas ("Download submissions"): one flat folder, "<lastfirst>[_late]_<user id>_<submission
+# id>_<file name as uploaded>", a resubmission's name with "-1", "-2", ... after it.
+MOODLE_FOLDER = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_\w*$")
+CANVAS_FILE = re.compile(r"^(?P<name>[^_]+)(?:_late)?_(?P<id>\d+)_\d+_.+$")
+
+
+def lms_identity(notebook: Path, submissions: Path) -> tuple[str, str, str] | None:
+    """(the LMS, the student's name, their identifier in it) from the export's folder or file
+    name, or None."""
+    if notebook.parent.resolve() != submissions.resolve():
+        match = MOODLE_FOLDER.match(notebook.parent.name)
+        return ("moodle", match["name"], match["id"]) if match else None
+    match = CANVAS_FILE.match(notebook.stem)
+    return ("canvas", match["name"], match["id"]) if match else None
+
+
 def student_of(notebook: Path, submissions: Path) -> str:
-    """The folder's name, or in a flat folder the notebook's name without a resubmission's
+    """The student: in an LMS's export (lms_identity), their name and identifier ("Ada
+    Lovelace (100001)": every resubmission of one student, whatever its file name, is theirs);
+    else the folder's name, or in a flat folder the notebook's name without a resubmission's
     suffix."""
+    identity = lms_identity(notebook, submissions)
+    if identity:
+        return f"{identity[1]} ({identity[2]})"
     if notebook.parent.resolve() != submissions.resolve():
         return notebook.parent.name
     return RESUBMISSION.sub("", notebook.stem) or notebook.stem
@@ -185,7 +208,7 @@ def write_csv(name: str, rows: list[dict], path: Path) -> None:
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["student", *info, "total", "max", "graded max", "percent", "status",
-                         "submission", "earlier submissions", "identical to"])
+                         "submission", "earlier submissions", "identical to", "lms", "lms id"])
         for row in rows:
             scores, total, graded = [], 0.0, 0
             for q, q_info in info.items():
@@ -199,7 +222,8 @@ def write_csv(name: str, rows: list[dict], path: Path) -> None:
             writer.writerow([row["student"], *scores, f"{total:g}", f"{full:g}", f"{graded:g}",
                              percent,
                              row["status"], row["submission"],
-                             " ".join(row["earlier"]), " ".join(row["identical"])])
+                             " ".join(row["earlier"]), " ".join(row["identical"]),
+                             row.get("lms", ""), row.get("lms id", "")])
 
 
 def write_feedback(name: str, result: dict, path: Path, student: str,
@@ -286,25 +310,65 @@ def write_answers(notebook: Path, nb: dict | None, path: Path, student: str, nam
     path.write_text("\n".join(lines) + "\n")
 
 
-def lms_export(grades: Path, out: Path, points: bool = False) -> int:
+def read_roster(path: Path) -> dict[str, str]:
+    """{student: LMS identifier} from a roster CSV with the columns `student` and `id`."""
+    with path.open(newline="", encoding="utf-8-sig") as f:
+        rows = list(csv.DictReader(f))
+    if rows and not {"student", "id"} <= set(rows[0]):
+        raise SystemExit(f"{path}: the roster's columns are `student` and `id`")
+    return {r["student"].strip(): r["id"].strip() for r in rows}
+
+
+# The gradebook imports (--lms-format). canvas: Canvas's own gradebook export's first columns
+# (Student, ID, SIS User ID, SIS Login ID, Section), then one column, the assignment, in
+# points; Canvas matches each row by ID (the Canvas user id). moodle: Moodle's grading
+# worksheet (Identifier "Participant <id>", Full name, Grade, Maximum Grade), for the
+# assignment's "Upload grading worksheet", which matches each row by Identifier. plain:
+# `student` and one grade.
+CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade"]
+
+
+def lms_export(grades: Path, out: Path, points: bool = False, form: str = "plain",
+               assignment: str | None = None) -> int:
     """An LMS gradebook import from grades.csv once the manual scores are filled in: the
-    student and one grade (percent of the maximum, or points)."""
+    student and one grade (percent of the maximum, or points), in `form`'s columns."""
     with grades.open(newline="") as f:
         rows = list(csv.DictReader(f))
     fixed = {"student", "total", "max", "graded max", "percent", "status", "submission",
-             "earlier submissions", "identical to"}
-    missing = 0
+             "earlier submissions", "identical to", "lms", "lms id"}
+    missing, no_id = 0, []
+    title = assignment or grades.parent.name
     with out.open("w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", "points" if points else "grade"])
+        if form == "canvas":
+            writer.writerow(CANVAS_COLUMNS + [title])
+        elif form == "moodle":
+            writer.writerow(MOODLE_COLUMNS)
+        else:
+            writer.writerow(["student", "points" if points else "grade"])
         for row in rows:
             scores = [row[q] for q in row if q not in fixed]
             missing += sum(s == "" for s in scores) * (row["status"] != "unreadable")
             total = sum(float(s) for s in scores if s != "")
             grade = total if points else 100 * total / float(row["max"])
-            writer.writerow([row["student"], f"{grade:.1f}" if not points else f"{grade:g}"])
-    print(f"wrote {out}: {len(rows)} students" + (f"; {missing} scores still empty (counted "
-                                                   "as 0)" if missing else ""))
+            shown = f"{grade:.1f}" if not points else f"{grade:g}"
+            ident = row.get("lms id", "")
+            name = re.sub(r" \(\d+\)$", "", row["student"])
+            if form != "plain" and not ident:
+                no_id.append(row["student"])
+                continue
+            if form == "canvas":
+                writer.writerow([name, ident, "", "", "", f"{total:g}"])
+            elif form == "moodle":
+                writer.writerow([f"Participant {ident}", name, shown, "100.0" if not points
+                                 else row["max"]])
+            else:
+                writer.writerow([row["student"], shown])
+    print(f"wrote {out}: {len(rows) - len(no_id)} students" + (
+        f"; {missing} scores still empty (counted as 0)" if missing else "") + (
+        f"; left out, with no LMS identifier (give a --roster when grading): "
+        f"{', '.join(no_id)}" if no_id else ""))
     return 0
 
 
@@ -319,10 +383,15 @@ def main(argv=None) -> int:
     parser.add_argument("--lms", type=Path, help="grades.csv to export for an LMS gradebook")
     parser.add_argument("--lms-out", type=Path)
     parser.add_argument("--lms-points", action="store_true")
+    parser.add_argument("--lms-format", choices=("plain", "canvas", "moodle"), default="plain",
+                        help="the gradebook import's columns (see the module docstring)")
+    parser.add_argument("--roster", type=Path,
+                        help="a CSV of `student` (as make grade names them) and `id`, the "
+                             "LMS's identifier")
     args = parser.parse_args(argv)
     if args.lms:
         return lms_export(args.lms, args.lms_out or args.lms.with_name("lms.csv"),
-                          args.lms_points)
+                          args.lms_points, args.lms_format, args.assignment)
     if not args.assignment or not args.submissions:
         parser.error("an assignment and a folder of submissions (or --lms grades.csv)")
     notebooks = sorted(set(args.submissions.glob("*.ipynb"))
@@ -330,6 +399,7 @@ def main(argv=None) -> int:
     if not notebooks:
         raise SystemExit(f"no .ipynb in {args.submissions}")
     name = args.assignment
+    roster = read_roster(args.roster) if args.roster else {}
     config = feedback_config(name)
     templates = config["templates"]
     by_student = latest(notebooks, args.submissions)
@@ -343,7 +413,11 @@ def main(argv=None) -> int:
         nb, result = read[student], results[nb_path]
         blank = blank_questions(nb, config, summary(name))
         status = status_of(result, nb, config, blank, name)
-        rows.append({"student": student, "scores": result["scores"], "status": status,
+        identity = lms_identity(nb_path, args.submissions) or ("", "", "")
+        if student in roster:
+            identity = ("roster", student, roster[student])
+        rows.append({"student": student, "lms": identity[0], "lms id": identity[2],
+                     "scores": result["scores"], "status": status,
                      "submission": str(nb_path.relative_to(args.submissions)),
                      "earlier": [str(p.relative_to(args.submissions))
                                  for p in by_student[student][1:]],
