@@ -1,18 +1,22 @@
 """Grade submitted notebooks of one assignment with `otter run`, without Docker (`make grade`).
 
     python scripts/grade_assignments.py 03_masking path/to/submissions [--out grades.csv]
-                                        [--jobs N]
+                                        [--jobs N] [--roster roster.csv]
     python scripts/grade_assignments.py --lms grades.csv [--lms-out lms.csv]
+                                        [--lms-format plain|canvas|moodle] [03_masking]
 
 Every `*.ipynb` in the folder (or one level down: `submissions/<student>/<any>.ipynb`, as
 course platforms export them) is a submission. The student is the folder's name, or in a
 flat folder the notebook's name without a resubmission's suffix (`ada.ipynb`,
 `ada (2).ipynb`, `ada-v2.ipynb`, `ada_resubmission.ipynb` and `ada-late.ipynb` are all
-`ada`); a student's latest submission (by modification time, then name) counts, the
+`ada`); in an LMS's own export (Moodle's folders, Canvas's file names: lms_identity) the
+student is their name and LMS identifier, whatever the file's name, and `--roster` maps
+other names to an identifier; a student's latest submission (by modification time, then name) counts, the
 earlier ones are listed. Each counted notebook is run by `otter run` against the
 assignment's autograder zip (_build/assignments/<name>/autograder/, from `make
 assignments`), in its own process with a time limit, N at a time (`--jobs`, `make grade
-JOBS=N`). A notebook whose cells raise is graded as it is: the cells after the error still
+JOBS=N`), with the zip's guard (scripts/assignment_guard.py, otter's plugin: the cells that
+could change the checks are not run). A notebook whose cells raise is graded as it is: the cells after the error still
 run and the failing tests score 0. A file that is not a readable notebook (truncated,
 empty, not JSON) is a row with status `unreadable` and no scores; the run goes on and
 exits 0 whenever it could write the grades.
@@ -24,9 +28,10 @@ Beside the CSV (default _build/assignments/<name>/grades.csv) it writes:
   grader), `total` (the scores present), `max` (every question's maximum), `graded max`
   (the maxima of the questions scored so far), `percent` (total / graded max: the
   percentage of the points graded so far), `status` (`ok`, `no answer`, `unreadable`,
-  `timeout`, `other version: ...` or `error: ...`), `submission` (the file graded),
-  `earlier submissions` and `identical to` (other students whose answer cells are the same,
-  character for character, and not blank). Each question's maximum is in its feedback and
+  `timeout`, `other version: ...`, `refused code cells: ...` or `error: ...`),
+  `submission` (the file graded), `earlier submissions`, `identical to` (other students
+  whose answer cells are the same, character for character, and not blank), `lms` and
+  `lms id` (the LMS and the student's identifier there). Each question's maximum is in its feedback and
   in the assignment's questions.json.
 - feedback/<student>.md: each autograded question's score and maximum and the message of
   its first failing check, or "no answer" for a question left as handed out (never a
@@ -35,8 +40,9 @@ Beside the CSV (default _build/assignments/<name>/grades.csv) it writes:
   each manual question its rubric and model answer (tests/assignments/questions/<q>.yml).
 
 `--lms grades.csv` reads the grades after the manual scores have been filled in and writes
-an LMS gradebook import: `student` and one grade column, the percentage of the maximum
-(`--lms-points`: the points instead).
+an LMS gradebook import (lms_export): `--lms-format canvas` (Canvas's gradebook columns,
+matched by ID), `moodle` (Moodle's grading worksheet, matched by Identifier) or `plain`
+(`student` and one grade column, the percentage of the maximum; `--lms-points`: the points).
 """
 
 import argparse
