@@ -36,7 +36,8 @@ Beside the CSV (default _build/assignments/<name>/grades.csv) it writes:
 - feedback/<student>.md: each autograded question's score and maximum and the message of
   its first failing check, or "no answer" for a question left as handed out (never a
   hidden test's code or expected values).
-- answers/<student>.md: every question's prompt with the student's answer cells, and for
+- answers/<student>.md: every question's prompt with the student's answer cells (each code
+  cell beside what it printed, as saved in the notebook handed in), and for
   each manual question its rubric and model answer (tests/assignments/questions/<q>.yml).
 
 `--lms grades.csv` reads the grades after the manual scores have been filled in and writes
@@ -282,6 +283,25 @@ def rubric_markdown(question: str, info: dict) -> list[str]:
     return lines
 
 
+def cell_output(cell: dict, limit: int = 3000) -> str:
+    """What a code cell printed, as saved in the notebook: its streams, its results' and
+    displays' plain text, an error's name and message (at most `limit` characters)."""
+    parts = []
+    for out in cell.get("outputs", []):
+        kind = out.get("output_type")
+        if kind == "stream":
+            text = out.get("text", "")
+        elif kind in ("execute_result", "display_data"):
+            text = out.get("data", {}).get("text/plain", "")
+        elif kind == "error":
+            text = f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"
+        else:
+            continue
+        parts.append("".join(text) if isinstance(text, list) else text)
+    printed = "\n".join(p.rstrip("\n") for p in parts if p.strip())
+    return printed if len(printed) <= limit else printed[:limit] + "\n... (cut)"
+
+
 def write_answers(notebook: Path, nb: dict | None, path: Path, student: str, name: str) -> None:
     """Each question's prompt and the student's answer cells, as Markdown; for a manual
     question its rubric and model answer after the student's answer."""
@@ -311,6 +331,10 @@ def write_answers(notebook: Path, nb: dict | None, path: Path, student: str, nam
                 lines += [source, ""]
             else:
                 lines += ["```python", source, "```", ""]
+                printed = cell_output(cell)
+                lines += (["What it printed (in the notebook as handed in):", "", "```text",
+                           printed, "```", ""] if printed else
+                          ["*(No output saved: the cell was not run before handing in.)*", ""])
     close()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
