@@ -70,7 +70,7 @@ lam_wrong = lam_wrong / lam_wrong.sum(axis=1, keepdims=True)
         "message": "lets through a number of keys other than its sequence's length",
         "public": True,
         "answer": '''
-lengths_ex, S_ex = np.array([3, 1, 4]), 4
+lengths_ex, S_ex = np.array([TERM_len0, TERM_len1, TERM_len2]), TERM_S
 by_hand = np.arange(S_ex)[None, :] <= lengths_ex[:, None]
 ''',
     },
@@ -81,9 +81,9 @@ by_hand = np.arange(S_ex)[None, :] <= lengths_ex[:, None]
         "message": "The first query of `window` sees no key",
         "public": True,
         "answer": '''
-i = np.arange(6)[:, None]
-j = np.arange(6)[None, :]
-window = (j < i) & (j > i - 3)
+i = np.arange(TERM_L)[:, None]
+j = np.arange(TERM_L)[None, :]
+window = (j < i) & (j > i - TERM_w)
 ''',
     },
     {
@@ -110,7 +110,8 @@ fill_min = np.where(row_mask, scores16, np.float16(-np.inf))
         "message": "must be built with broadcasting",
         "public": True,
         "answer": '''
-window = np.array(list(map(lambda i: (np.arange(6) <= i) & (np.arange(6) > i - 3), range(6))))
+window = np.array(list(map(lambda i: (np.arange(TERM_L) <= i) & (np.arange(TERM_L) > i - TERM_w),
+                          range(TERM_L))))
 ''',
     },
     {
@@ -120,7 +121,8 @@ window = np.array(list(map(lambda i: (np.arange(6) <= i) & (np.arange(6) > i - 3
         "message": "nor loop",
         "public": True,
         "answer": '''
-by_hand = np.vectorize(lambda n, j: j < n)(np.array([3, 1, 4])[:, None], np.arange(4))
+by_hand = np.vectorize(lambda n, j: j < n)(np.array([TERM_len0, TERM_len1, TERM_len2])[:, None],
+                                           np.arange(TERM_S))
 ''',
     },
     {
@@ -131,7 +133,7 @@ by_hand = np.vectorize(lambda n, j: j < n)(np.array([3, 1, 4])[:, None], np.aran
         "public": True,
         "answer": '''
 _masks = [padding_mask]
-by_hand = _masks[0](np.array([3, 1, 4]), 4) > False
+by_hand = _masks[0](np.array([TERM_len0, TERM_len1, TERM_len2]), TERM_S) > False
 ''',
     },
     {
@@ -266,15 +268,15 @@ def einsum_attention(query, key, value):
         "id": "padding-by-the-kernel",
         "chapter": "03_masking",
         "question": "masking-ex-padding",
-        "message": "may not call padding_mask",
+        "message": "may not reach padding_mask",
         "public": True,
-        "answer": "by_hand = padding_mask(np.array([3, 1, 4]), 4)",
+        "answer": "by_hand = padding_mask(np.array([TERM_len0, TERM_len1, TERM_len2]), TERM_S)",
     },
     {
         "id": "padding-typed-in",
         "chapter": "03_masking",
         "question": "masking-ex-padding",
-        "message": "must be built by hand, with a comparison broadcast",
+        "message": "is built without a comparison",
         "public": True,
         "answer": '''
 by_hand = np.array([[True, True, True, False], [True, False, False, False],
@@ -549,10 +551,10 @@ def log_softmax_lse(x, axis=-1):
         "id": "padding-by-comprehension",
         "chapter": "03_masking",
         "question": "masking-ex-padding",
-        "message": "a comprehension is a loop",
+        "message": "a comprehension, map, np.vectorize",
         "public": True,
         "answer": '''
-lengths_ex, S_ex = np.array([3, 1, 4]), 4
+lengths_ex, S_ex = np.array([TERM_len0, TERM_len1, TERM_len2]), TERM_S
 by_hand = np.array([[j < n for j in range(S_ex)] for n in lengths_ex])
 ''',
     },
@@ -560,11 +562,11 @@ by_hand = np.array([[j < n for j in range(S_ex)] for n in lengths_ex])
         "id": "padding-by-kernel-alias",
         "chapter": "03_masking",
         "question": "masking-ex-padding",
-        "message": "must be built by hand, with a comparison broadcast",
+        "message": "may not reach padding_mask",
         "public": True,
         "answer": '''
 from lib.attention import padding_mask as lengths_to_mask
-lengths_ex, S_ex = np.array([3, 1, 4]), 4
+lengths_ex, S_ex = np.array([TERM_len0, TERM_len1, TERM_len2]), TERM_S
 by_hand = lengths_to_mask(lengths_ex, S_ex) & (np.arange(S_ex) < 99)
 ''',
     },
@@ -651,9 +653,9 @@ def einsum_attention(query, key, value):
         "chapter": "03_masking",
         "question": "masking-ex-padding",
         "answer": '''
-lengths = np.array([3, 1, 4])
-by_hand = np.greater.outer(lengths, np.arange(4))  # a comparison ufunc's outer
-print(np.array_equal(by_hand, padding_mask(lengths, 4)), by_hand[:, None, None, :].shape)
+lengths = np.array([TERM_len0, TERM_len1, TERM_len2])
+by_hand = np.greater.outer(lengths, np.arange(TERM_S))  # a comparison ufunc's outer
+print(np.array_equal(by_hand, padding_mask(lengths, TERM_S)), by_hand[:, None, None, :].shape)
 ''',
     },
     {

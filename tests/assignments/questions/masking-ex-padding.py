@@ -1,5 +1,5 @@
-"""Tests of masking-ex-padding: `by_hand`, the padding mask of lengths (3, 1, 4) padded to
-S = 4, built by hand (a broadcast comparison, not a call to `padding_mask`).
+"""Tests of masking-ex-padding: `by_hand`, the padding mask of this term's lengths (the book's
+3, 1, 4) padded to this term's S (the book's 4: masking-ex-padding.term.yml), built by hand (a broadcast comparison, not a call to `padding_mask`).
 
 points: 1
 """
@@ -11,7 +11,7 @@ failure_message: >-
   `by_hand` must be a boolean table with one row per sequence and one column
   per key position: here its shape or dtype is not that.
 """  # END TEST CONFIG
-assert np.shape(by_hand) == (3, 4) and np.asarray(by_hand).dtype == bool
+assert np.shape(by_hand) == (3, _t_term["S"]) and np.asarray(by_hand).dtype == bool
 
 # %%
 """ # BEGIN TEST CONFIG
@@ -22,8 +22,9 @@ failure_message: >-
   they come first.
 """  # END TEST CONFIG
 _t_b = np.asarray(by_hand)
-assert list(_t_b.sum(axis=1)) == [3, 1, 4]
-assert all(np.all(_t_b[n, :k]) for n, k in enumerate([3, 1, 4]))
+_t_lens = [_t_term["len0"], _t_term["len1"], _t_term["len2"]]
+assert list(_t_b.sum(axis=1)) == _t_lens
+assert all(np.all(_t_b[n, :k]) for n, k in enumerate(_t_lens))
 
 # %%
 """ # BEGIN TEST CONFIG
@@ -61,10 +62,11 @@ failure_message: >-
   True exactly at a real (not padded) key of its sequence; or it is not built
   by hand (see the checks above).
 """  # END TEST CONFIG
-_t_pos = np.arange(4)
+_t_pos = np.arange(_t_term["S"])
 np.testing.assert_array_equal(
     by_hand,
-    np.array([[p < n for p in _t_pos] for n in (3, 1, 4)]),
+    np.array([[p < n for p in _t_pos]
+              for n in (_t_term["len0"], _t_term["len1"], _t_term["len2"])]),
 )
 _t_value, _t_cell = _t_assignment("by_hand")
 assert _t_value and _t_compares(_t_value)
