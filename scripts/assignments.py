@@ -104,7 +104,9 @@ def term_constants(label: str) -> tuple[dict, dict]:
     <label>.term.yml names the constants its answer depends on (`constants`: each with the
     book's value and the `choices` of other terms), the glued names of the exercise's text
     that print them (`glue`: name -> constant) and the changes to the solution's code that
-    use them (`solution`: a regular expression -> its replacement, `{constant}` filled in).
+    use them (`solution`: a regular expression -> its replacement, `{constant}` filled in)
+    and, optionally, a `note` added to the exercise when the term's values are not the
+    book's (`{constant}` and `{book_constant}` filled in) (where a name of the notebook's teaching cells still holds the book's value).
     The assignment configuration's `seed` picks each constant among its choices (seed 0: the
     book's values, which the public site prints); ({}, {}) for an exercise without a spec."""
     path = QUESTIONS / f"{label}.term.yml"
@@ -337,6 +339,11 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                 for glued, constant in term_spec.get("glue", {}).items():
                     body = body.replace(f"{{glue:text}}`{glued}`", str(term[constant]))
                 prompt = f"**{book.labels[label].number}** (`{label}`)\n\n" + conv.text(body)
+                book_values = {n: c["book"] for n, c in term_spec.get("constants", {}).items()}
+                if term_spec.get("note") and term != book_values:
+                    # a name of the teaching cells still holds the book's value: say so
+                    fields = term | {f"book_{n}": v for n, v in book_values.items()}
+                    prompt += "\n\n" + " ".join(term_spec["note"].format(**fields).split())
                 open_question(label, question_kind(body), prompt)
                 pending_exercise = label
             elif block == "solution":
