@@ -78,6 +78,21 @@ def test_right_and_wrong_answers_are_not_refused():
         assert refusal(code, PROTECTED) is None, code
 
 
+@pytest.mark.skipif(not ASSIGNMENTS.is_dir(), reason="needs `make assignments`")
+def test_no_cell_of_the_solutions_or_the_course_answers_is_refused_by_its_own_guard():
+    """Each built assignment's guard (its zip's settings) runs every cell of the solutions,
+    and every answer of wrong_answers.py of its chapter."""
+    for folder in sorted(ASSIGNMENTS.glob("0*_*")):
+        if not (folder / "feedback.json").exists():
+            continue
+        config = json.loads((folder / "feedback.json").read_text())["guard"]
+        solutions = json.loads((folder / "autograder" / f"{folder.name}.ipynb").read_text())
+        assert not refused_cells(solutions, config), folder.name
+        for answer in (a for a in RIGHT_ANSWERS + WRONG_ANSWERS if a["chapter"] == folder.name):
+            cell = {"cell_type": "code", "source": answer["answer"]}
+            assert not refused_cells({"cells": [cell]}, config), answer.get("id")
+
+
 def test_a_cell_that_does_not_parse_is_said_so_not_refused():
     assert refusal("x = (1,", PROTECTED) is None
     assert cell_problem("x = (1,", {}).startswith("This cell does not run: ")
