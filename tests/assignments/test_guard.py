@@ -200,3 +200,69 @@ def test_the_one_line_attacks_score_nothing_under_otter_run(tmp_path):
     assert "not run by the grader" in feedback
     questions = json.loads((ASSIGNMENTS / chapter / "questions.json").read_text())
     assert all(float(row[q]) == 0 for q, info in questions.items() if info["kind"] == "auto")
+
+
+@pytest.mark.skipif(not os.environ.get("CHECK_ASSIGNMENTS"),
+                    reason="make test-assignments runs it (five otter runs)")
+def test_make_grade_on_a_canvas_export(tmp_path):
+    """Issue 45's class folder, as Canvas exports it (one folder, `<lastfirst>[_late]_<user
+    id>_<submission id>_<file>`): a resubmission under another file name, the site's own
+    notebook left blank, a notebook with no cells, a truncated file and an attack. Every
+    student gets one row with the right status and a consistent message; the Canvas import
+    has Canvas's columns."""
+    import csv
+
+    from test_assignments import filled, solutions
+
+    chapter = "02_qk_av"
+    subs = tmp_path / "export"
+    subs.mkdir()
+    wrong = next(w for w in WRONG_ANSWERS if w["id"] == "softmax-over-queries")
+    first = subs / f"lovelaceada_100001_2000001_{chapter}.ipynb"
+    nbformat.write(filled(chapter, solutions(chapter) | {wrong["question"]: wrong["answer"]}),
+                   first)
+    os.utime(first, (1_000_000_000, 1_000_000_000))
+    nbformat.write(filled(chapter, solutions(chapter)),
+                   subs / f"lovelaceada_late_100001_2000009_{chapter}-1.ipynb")
+    (subs / f"turingalan_100002_2000002_{chapter}.ipynb").write_bytes(
+        (ROOT / "notebooks" / "student" / f"{chapter}.ipynb").read_bytes())
+    (subs / "hoppergrace_100003_2000003_mine.ipynb").write_text(json.dumps(
+        {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    whole = (ASSIGNMENTS / chapter / "student" / f"{chapter}.ipynb").read_bytes()
+    (subs / "knuthdon_100004_2000004_hw.ipynb").write_bytes(whole[: len(whole) // 2])
+    attack = filled(chapter, solutions(chapter) | {wrong["question"]: wrong["answer"]})
+    first_code = next(i for i, c in enumerate(attack.cells) if c.cell_type == "code")
+    attack.cells.insert(first_code + 1, nbformat.v4.new_code_cell(ATTACKS["np.testing patched"]))
+    nbformat.write(attack, subs / f"mallory_100005_2000005_{chapter}.ipynb")
+    out = tmp_path / "grades.csv"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade_assignments.py"),
+                           chapter, str(subs), "--out", str(out)], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r["lms id"]: r for r in csv.DictReader(out.open())}
+    assert set(rows) == {"100001", "100002", "100003", "100004", "100005"}
+    auto = json.loads((ASSIGNMENTS / chapter / "questions.json").read_text())
+    full = sum(i["points"] for i in auto.values() if i["kind"] == "auto")
+    ada = rows["100001"]
+    assert ada["student"] == "lovelaceada (100001)" and ada["status"] == "ok"
+    assert float(ada["total"]) == full
+    assert ada["earlier submissions"] == first.name
+    assert rows["100002"]["status"] == "no answer"        # the site's notebook, blank
+    assert rows["100003"]["status"] == "no answer"        # no cells
+    assert rows["100004"]["status"] == "unreadable"
+    assert rows["100005"]["status"] == "refused code cells: 2"
+    assert float(rows["100005"][wrong["question"]]) == 0
+    for row in rows.values():
+        text = (tmp_path / "feedback" / f"{row['student']}.md").read_text()
+        if row["status"] == "no answer":
+            assert "could not be graded" not in text and "All checks passed" not in text
+            assert text.count("no answer") == len(auto)
+    assert "not run by the grader" in (tmp_path / "feedback" / "mallory (100005).md").read_text()
+    lms = tmp_path / "canvas.csv"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade_assignments.py"),
+                           "--lms", str(out), "--lms-format", "canvas", "--lms-out", str(lms),
+                           chapter], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    table = list(csv.reader(lms.open()))
+    assert table[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", chapter]
+    assert {r[1] for r in table[1:]} == set(rows)
