@@ -256,6 +256,14 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             cells.append(raw("# END TESTS"))
         cells.append(raw("# END QUESTION"))
         model = "\n\n".join(c.source for c in state["solution"] if c.cell_type == "markdown")
+        term, term_spec = term_constants(label)
+        book_values = {n: c["book"] for n, c in term_spec.get("constants", {}).items()}
+        if model and term != book_values:
+            # the solution's text prints the book's numbers; the grader must use the term's
+            model = ("*This term's constants: " + ", ".join(f"{n} = {v}" for n, v in term.items())
+                     + " (the book's: " + ", ".join(f"{n} = {v}" for n, v in book_values.items())
+                     + "). The numbers below are the book's; the autograder notebook's solution "
+                     "prints this term's.*\n\n" + model)
         if questions[label]["kind"] == "manual" and not questions[label].get("model"):
             questions[label]["model"] = model or "*The book's solution (in the autograder notebook).*"
         spec = question_spec(label) if questions[label]["kind"] == "manual" else None
