@@ -103,7 +103,7 @@ GUARD_ATTRIBUTES = {"save", "savez", "savez_compressed", "savetxt", "tofile", "d
                     "importlib", "inspect", "otter", "tempfile", "pickle", "environ",
                     "modules", "remove", "unlink", "rmtree", "rename", "chmod", "write",
                     "writelines", "save_pretrained", "push_to_hub", "savemat", "loadmat"}
-GUARD_DUNDERS = {"__name__", "__doc__", "__init__"}
+GUARD_DUNDERS = {"__name__", "__doc__", "__init__", "__version__"}
 # what a protected name may always be bound to again: `import numpy as np`, `import numpy`
 CANONICAL_IMPORTS = {(None, "numpy", "np"), (None, "numpy", None), (None, "lib", None)}
 REFUSED = "This cell was not run by the grader"
