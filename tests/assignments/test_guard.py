@@ -157,15 +157,13 @@ def test_every_comparison_is_accepted(code):
     "functools.reduce(lambda a, b: a | b, [lengths])",
     "np.array([np.arange(4) < n for n in lengths])",
     "rows(lengths)"])
-def test_loops_by_any_name_are_refused(code):
+def test_loops_by_any_name_are_refused(code, monkeypatch):
     env = helpers()
     env.update(functools=__import__("functools"))
-    exec("def rows(lengths, k=0):\n"
-         "    return [] if k == len(lengths) else [lengths[k]] + rows(lengths, k + 1)\n",
-         env)
-    env["_t_inspect"].getsource = lambda f: ("def rows(lengths, k=0):\n    return [] if k == "
-                                             "len(lengths) else [lengths[k]] + rows(lengths, "
-                                             "k + 1)\n")
+    source = ("def rows(lengths, k=0):\n"
+              "    return [] if k == len(lengths) else [lengths[k]] + rows(lengths, k + 1)\n")
+    exec(source, env)
+    monkeypatch.setattr(env["_t_inspect"], "getsource", lambda f: source)
     tree = ast.parse(code, mode="eval").body
     assert env["_t_reached"]([tree], {"padding_mask"}), code
 
@@ -266,3 +264,22 @@ def test_make_grade_on_a_canvas_export(tmp_path):
     table = list(csv.reader(lms.open()))
     assert table[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", chapter]
     assert {r[1] for r in table[1:]} == set(rows)
+
+
+@pytest.mark.parametrize("cell, looped", [
+    ("rows = []\ni = 0\nwhile i < 6:\n    rows.append(np.arange(6) <= i)\n    i += 1\n"
+     "window = np.array(rows)", True),
+    ("window = np.arange(6)[None, :] <= np.arange(6)[:, None]\n"
+     "for row in window:\n    print(row.sum())", False),
+    ("for k in range(3):\n    print(k)\nwindow = np.arange(6)[None, :] <= np.arange(6)[:, None]",
+     False),
+    ("def build(n):\n    return np.array([np.arange(n) <= i for i in range(n)])\n"
+     "window = build(6)", True),
+])
+def test_a_loop_that_builds_the_answer_is_found_and_one_that_checks_it_is_not(cell, looped,
+                                                                             monkeypatch):
+    env = helpers()
+    env["In"] = [cell]
+    exec(cell, env)
+    monkeypatch.setattr(env["_t_inspect"], "getsource", lambda f: cell.split("window =")[0])
+    assert bool(env["_t_reached"](env["_t_feeding"]("window"), set())) == looped

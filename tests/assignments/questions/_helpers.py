@@ -170,3 +170,40 @@ def _t_compares(trees):
                or (isinstance(n, _t_ast.Attribute) and n.attr in _T_COMPARISONS)
                or (isinstance(n, _t_ast.Name) and n.id in _T_COMPARISONS)
                for t in trees for n in _t_ast.walk(t))
+
+
+def _t_feeding(name):
+    """The statements of the last executed cell that assigns `name` which compute it: the
+    one that assigns it and, going back, every statement that stores (or changes through a
+    method call, `rows.append(...)`) a name they read; [] if no cell assigns it. A loop that
+    builds the value in another name is among them; a loop that only checks it is not."""
+    _t_values, _t_tree = _t_assignment(name)
+    if _t_tree is None:
+        return []
+    needed, found = {name}, []
+    body = list(_t_tree.body)
+    while body and not any(isinstance(n, _t_ast.Name) and n.id == name
+                           and isinstance(n.ctx, _t_ast.Store) for n in _t_ast.walk(body[-1])):
+        body.pop()      # what comes after the last statement that stores it
+    for stmt in reversed(body):
+        stored = set()
+        for node in _t_ast.walk(stmt):
+            if isinstance(node, _t_ast.Name) and isinstance(node.ctx, (_t_ast.Store, _t_ast.Del)):
+                stored.add(node.id)
+            elif isinstance(node, _t_ast.Call) and isinstance(node.func, _t_ast.Attribute) \
+                    and isinstance(node.func.value, _t_ast.Name) \
+                    and not _t_inspect.ismodule(globals().get(node.func.value.id)):
+                stored.add(node.func.value.id)      # rows.append(...) changes rows
+            elif isinstance(node, (_t_ast.Subscript, _t_ast.Attribute)) \
+                    and isinstance(node.ctx, _t_ast.Store):
+                root = node
+                while isinstance(root, (_t_ast.Subscript, _t_ast.Attribute)):
+                    root = root.value
+                stored.add(getattr(root, "id", ""))
+            elif isinstance(node, (_t_ast.FunctionDef, _t_ast.Import, _t_ast.ImportFrom)):
+                stored |= {getattr(node, "name", None)} | {
+                    a.asname or a.name.split(".")[0] for a in getattr(node, "names", [])}
+        if stored & needed:
+            found.append(stmt)
+            needed |= _t_names(stmt) | stored
+    return found[::-1]

@@ -37,7 +37,7 @@ failure_message: >-
 """  # END TEST CONFIG
 _t_value, _t_cell = _t_assignment("by_hand")
 assert _t_value
-assert not _t_reached(_t_value, {"padding_mask", "causal_mask"})
+assert not _t_reached(_t_feeding("by_hand"), {"padding_mask", "causal_mask"})
 assert not _t_library_calls(lambda: [eval(compile(_t_ast.Expression(_t_v), "<by_hand>", "eval"),
                                           globals()) for _t_v in _t_value],
                             {"padding_mask", "causal_mask"})
@@ -70,7 +70,7 @@ np.testing.assert_array_equal(
 )
 _t_value, _t_cell = _t_assignment("by_hand")
 assert _t_value and _t_compares(_t_value)
-assert not _t_reached(_t_value, {"padding_mask", "causal_mask"})
+assert not _t_reached(_t_feeding("by_hand"), {"padding_mask", "causal_mask"})
 assert not _t_library_calls(lambda: [eval(compile(_t_ast.Expression(_t_v), "<by_hand>", "eval"),
                                           globals()) for _t_v in _t_value],
                             {"padding_mask", "causal_mask"})

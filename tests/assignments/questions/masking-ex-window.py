@@ -32,7 +32,7 @@ failure_message: >-
   functools.reduce or recursion).
 """  # END TEST CONFIG
 _t_value, _t_cell = _t_assignment("window")
-assert _t_value and not _t_reached(_t_value, set())
+assert _t_value and not _t_reached(_t_feeding("window"), set())
 
 # %%
 """ # BEGIN TEST CONFIG
@@ -47,4 +47,4 @@ _t_i, _t_j = np.arange(_t_term["L"])[:, None], np.arange(_t_term["L"])[None, :]
 _t_expected = (_t_j <= _t_i) & (_t_j > _t_i - _t_term["w"])
 np.testing.assert_array_equal(window, _t_expected)
 _t_value, _t_cell = _t_assignment("window")
-assert _t_value and not _t_reached(_t_value, set())
+assert _t_value and not _t_reached(_t_feeding("window"), set())
