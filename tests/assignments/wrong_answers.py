@@ -115,6 +115,21 @@ window = np.array(list(map(lambda i: (np.arange(TERM_L) <= i) & (np.arange(TERM_
 ''',
     },
     {
+        "id": "window-by-while",
+        "chapter": "03_masking",
+        "question": "masking-ex-window",
+        "message": "must be built with broadcasting",
+        "public": True,
+        "answer": '''
+rows = []
+i = 0
+while i < TERM_L:
+    rows.append((np.arange(TERM_L) <= i) & (np.arange(TERM_L) > i - TERM_w))
+    i += 1
+window = np.array(rows)
+''',
+    },
+    {
         "id": "padding-by-vectorize",
         "chapter": "03_masking",
         "question": "masking-ex-padding",
