@@ -596,6 +596,9 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 # Gradescope runs this for each submission (after setup.sh, offline is fine): otter grades,
 # then feedback.py rewrites results.json for the student (scripts/assignment_feedback.py).
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# otter reads the submission's metadata when the zip has a plugin (the guard): Gradescope
+# writes it; an empty one where it does not
+[ -f /autograder/submission_metadata.json ] || echo '{}' > /autograder/submission_metadata.json
 /autograder/venv/bin/python /autograder/source/run_otter.py
 SUBMISSION=$(find /autograder/submission -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' \\
              | head -n 1)
