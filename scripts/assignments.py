@@ -152,7 +152,9 @@ def question_tests(label: str) -> tuple[int | None, list[str]]:
 
 def question_spec(label: str) -> dict | None:
     """tests/assignments/questions/<label>.yml, the spec of a hand-graded question: `points`,
-    `rubric` (a list of {points, criterion}: Gradescope's rubric items), optionally `model`
+    `rubric` (a list of {points, criterion}: Gradescope's rubric items, one claim each; an
+    item may say what a partly right answer earns, `partial`), optionally `mistakes` (a
+    line: the common mistakes to look for), optionally `model`
     (the model answer; default: the book's solution) and `result`, the checkable part of the
     exercise, autograded as the question `<label>-result`: `points`, `prompt` (Markdown),
     `answer` (the variable the student sets), `solution` (its value, a Python expression the
@@ -235,7 +237,8 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
         questions[label] = {"kind": kind, "tests": 0, "hidden": 0, "points": config["points"],
                             "prompt": prompt}
         if spec:
-            questions[label] |= {"rubric": spec["rubric"], "model": spec.get("model")}
+            questions[label] |= {"rubric": spec["rubric"], "model": spec.get("model"),
+                                 "mistakes": spec.get("mistakes")}
         for test in tests:
             add_test(label, test)
         state["question"] = label
@@ -291,6 +294,7 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             questions[written] = {"kind": "manual", "tests": 0, "hidden": 0,
                                   "points": WRITTEN_POINTS, "prompt": "",
                                   "rubric": (wspec or {}).get("rubric"),
+                                  "mistakes": (wspec or {}).get("mistakes"),
                                   "model": (wspec or {}).get("model") or model}
         kind = questions[label]["kind"]
         if kind == "auto" and not (questions[label]["tests"] and questions[label]["hidden"]
@@ -694,7 +698,11 @@ def rubrics_markdown(name: str, questions: dict) -> str:
     for q, info in manual.items():
         lines += [f"## {q} ({info['points']:g} points)", ""]
         lines += [f"- {c['points']:g}: {' '.join(c['criterion'].split())}"
+                  + (f" *Partly right:* {' '.join(c['partial'].split())}" if c.get("partial")
+                     else "")
                   for c in info.get("rubric") or []] or ["- (no rubric)"]
+        if info.get("mistakes"):
+            lines += ["", f"Common mistakes: {' '.join(info['mistakes'].split())}"]
         lines += ["", "Model answer:", "", *(f"> {line}".rstrip()
                                              for line in (info.get("model") or "").splitlines()),
                   ""]

@@ -276,7 +276,11 @@ def rubric_markdown(question: str, info: dict) -> list[str]:
     if not info.get("rubric"):
         return []
     lines = [f"**Rubric** ({info['points']:g} points)", ""]
-    lines += [f"- {c['points']:g} pt: {' '.join(c['criterion'].split())}" for c in info["rubric"]]
+    lines += [f"- {c['points']:g} pt: {' '.join(c['criterion'].split())}"
+              + (f" *Partly right:* {' '.join(c['partial'].split())}" if c.get("partial") else "")
+              for c in info["rubric"]]
+    if info.get("mistakes"):
+        lines += ["", f"**Common mistakes:** {' '.join(info['mistakes'].split())}"]
     lines += ["", "**Model answer**", "", *(f"> {line}".rstrip()
                                            for line in (info.get("model") or "").splitlines()),
               ""]
