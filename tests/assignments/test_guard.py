@@ -283,3 +283,36 @@ def test_a_loop_that_builds_the_answer_is_found_and_one_that_checks_it_is_not(ce
     exec(cell, env)
     monkeypatch.setattr(env["_t_inspect"], "getsource", lambda f: cell.split("window =")[0])
     assert bool(env["_t_reached"](env["_t_feeding"]("window"), set())) == looped
+
+
+def test_lms_identities_and_the_moodle_import(tmp_path):
+    """Moodle's and Canvas's export names give the student and the LMS's identifier; the
+    Moodle worksheet has Moodle's columns and `Participant <id>`; a student with no
+    identifier is left out, and named."""
+    import csv
+
+    from grade_assignments import lms_export, lms_identity, read_roster, student_of
+
+    subs = tmp_path / "subs"
+    moodle = subs / "Ada Lovelace_100001_assignsubmission_file_" / "anything.ipynb"
+    canvas = subs / "lovelaceada_late_100001_2000009_03_masking-1.ipynb"
+    for path in (moodle, canvas):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    assert lms_identity(moodle, subs) == ("moodle", "Ada Lovelace", "100001")
+    assert lms_identity(canvas, subs) == ("canvas", "lovelaceada", "100001")
+    assert student_of(canvas, subs) == "lovelaceada (100001)"
+    assert student_of(subs / "ada (2).ipynb", subs) == "ada"
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student,id\nada,42\n")
+    assert read_roster(roster) == {"ada": "42"}
+    grades = tmp_path / "grades.csv"
+    grades.write_text("student,q1,q2,total,max,graded max,percent,status,submission,"
+                      "earlier submissions,identical to,lms,lms id\n"
+                      "Ada Lovelace (100001),2,1,3,4,2,100.0,ok,a.ipynb,,,moodle,100001\n"
+                      "bob,1,,1,4,2,50.0,ok,b.ipynb,,,,\n")
+    out = tmp_path / "moodle.csv"
+    assert lms_export(grades, out, form="moodle") == 0
+    table = list(csv.reader(out.open()))
+    assert table == [["Identifier", "Full name", "Grade", "Maximum Grade"],
+                     ["Participant 100001", "Ada Lovelace", "75.0", "100.0"]]
