@@ -161,9 +161,10 @@ def _dotted(node: ast.AST) -> str:
 def refusal(source: str, protected: set[str] = frozenset(),
             imports: set[tuple] = frozenset()) -> str | None:
     """Why a cell may not run, or None. Refused: importing a module outside GUARD_IMPORTS
-    (otter, os, sys, builtins, inspect, ...); the names of GUARD_NAMES (exec, eval, getattr,
-    setattr, open, globals, get_ipython, hence `%` magics and `!` shell lines, ...); an
-    attribute with a double underscore (`__dict__`, `__code__`, ...); assigning or deleting an
+    (otter, os, sys, builtins, inspect, ...) or, from an allowed one, a name of GUARD_NAMES or
+GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eval, getattr,
+    setattr, open, globals, get_ipython, hence `%` magics and `!` shell lines, ...); a private
+    attribute (`_core`, `__dict__`, `__code__`, ...); assigning or deleting an
     attribute (`np.testing.assert_allclose = ...`) except `self.x` in a class's methods; a
     method that writes files (GUARD_ATTRIBUTES); rebinding at the notebook's top level (or
     through `global`) a name in `protected` (the builtins and imported names the checks
@@ -191,6 +192,13 @@ def refusal(source: str, protected: set[str] = frozenset(),
             for module in modules:
                 if module.split(".")[0] not in GUARD_IMPORTS:
                     return f"it imports {module}, which the exercises do not need"
+                parts = set(module.split(".")[1:]) | (
+                    {a.name for a in node.names} if isinstance(node, ast.ImportFrom) else set())
+                bad = sorted(p for p in parts if p in GUARD_ATTRIBUTES | GUARD_NAMES
+                             or p.startswith("_"))
+                if bad:
+                    return (f"it imports {', '.join(bad)} (from {module}), which reads or "
+                            "writes files or reaches the grader")
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
                 key = (getattr(node, "module", None), alias.name, alias.asname)
@@ -208,8 +216,8 @@ def refusal(source: str, protected: set[str] = frozenset(),
                     and (id(node) in top or node.id in rebound_globally)):
                 return f"it rebinds {node.id}, a name the checks use"
         elif isinstance(node, ast.Attribute):
-            if node.attr.startswith("__") and node.attr not in GUARD_DUNDERS:
-                return f"it uses the attribute {node.attr}"
+            if node.attr.startswith("_") and node.attr not in GUARD_DUNDERS:
+                return f"it uses the private attribute {node.attr}"
             if node.attr in GUARD_ATTRIBUTES:
                 return f"it uses {_dotted(node)}, which reads or writes files or memory"
             if isinstance(node.ctx, (ast.Store, ast.Del)) and not (

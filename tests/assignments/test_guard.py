@@ -58,6 +58,9 @@ ATTACKS = {
     "the kernel": "get_ipython().run_cell('x = 1')",
     "sys.modules": "import sys\nsys.modules['numpy'].allclose = print",
     "a module's os": "lib.attention.np.lib.npyio.os.remove('tests/q.py')",
+    "a writer imported by name": "from numpy import savetxt\nsavetxt('tests/q.py', [])",
+    "a reader's module": "import scipy.io as sio",
+    "a private attribute": "np._core.multiarray",
 }
 
 
