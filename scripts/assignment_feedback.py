@@ -9,11 +9,17 @@ values or otter's doctest output (which prints both).
 
     python assignment_feedback.py RESULTS.json SUBMISSION.ipynb CONFIG.json
 
-rewrites RESULTS.json in place. CONFIG.json (the zip's feedback.json, written by
+rewrites RESULTS.json in place. The same module holds the guard (`refusal`, `refused_cells`):
+scripts/assignment_guard.py, otter's plugin, replaces before grading each cell that could
+change the checks, and the feedback says which cells were not run and why, and, for an
+answer cell refused or one that does not parse, says so instead of a wrong-answer message.
+A notebook with no answer at all (no cells, or every answer as handed out) is "no answer";
+the site's own notebook is read too (its answer cells, by exercise number). CONFIG.json (the zip's feedback.json, written by
 scripts/assignments.py) holds `visibility` ("after_published": the student sees the results
 once the instructor publishes the grades, Gradescope's default; "visible": at once),
-`assignment` (the identifier the notebook should carry: another one gets a visible warning)
-and `templates` ({question: [answer cells as handed out]}).
+`assignment` (the identifier the notebook should carry: another one gets a visible warning),
+`templates` ({question: [answer cells as handed out]}), `numbers` ({"3.1": question}) and
+`guard` (the guard's settings: guard_config).
 """
 
 import ast
