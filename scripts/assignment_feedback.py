@@ -14,8 +14,9 @@ scripts/assignment_guard.py, otter's plugin, replaces before grading each cell t
 change the checks, and the feedback says which cells were not run and why, and, for an
 answer cell refused or one that does not parse, says so instead of a wrong-answer message.
 A notebook with no answer at all (no cells, or every answer as handed out) is "no answer";
-the site's own notebook is read too (its answer cells, by exercise number). CONFIG.json (the zip's feedback.json, written by
-scripts/assignments.py) holds `visibility` ("after_published": the student sees the results
+the site's own notebook is read too (its answer cells, by exercise number).
+
+CONFIG.json (the zip's feedback.json, written by scripts/assignments.py) holds `visibility` ("after_published": the student sees the results
 once the instructor publishes the grades, Gradescope's default; "visible": at once),
 `assignment` (the identifier the notebook should carry: another one gets a visible warning),
 `templates` ({question: [answer cells as handed out]}), `numbers` ({"3.1": question}) and
