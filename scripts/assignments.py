@@ -89,6 +89,54 @@ grader = otter.Notebook()
 """
 
 
+ANSWER_LINE = re.compile(r"^[ \t]*%[ \t]*answer[ \t]*:(?P<names>.*)$", re.M)
+
+
+def answer_names(body: str) -> list[str]:
+    """The variables an exercise's answer sets, from its MyST comment line `% answer: a, b`
+    (scripts/jupyter_notebooks.py's parser where it has one; [] when the body names none)."""
+    try:
+        from jupyter_notebooks import answer_names as parse
+    except ImportError:
+        def parse(text):
+            return [n.strip() for m in ANSWER_LINE.finditer(text)
+                    for n in m["names"].split(",") if n.strip().isidentifier()]
+    return parse(body)
+
+
+def graded_names(label: str, code: str) -> list[str]:
+    """The names a solution cell assigns at its top level that the question's tests read:
+    the answer's names when the exercise has no `% answer:` line."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    assigned = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name) and node.id not in assigned:
+                        assigned.append(node.id)
+    read = set()
+    for test in question_tests(label)[1]:
+        try:
+            read |= {n.id for n in ast.walk(ast.parse(test)) if isinstance(n, ast.Name)}
+        except SyntaxError:
+            continue
+    return [n for n in assigned if n in read]
+
+
+def prefill(code: str, names: list[str]) -> str:
+    """A whole solution cell whose student version is one `name = ...` line per answer
+    name (otter's `# BEGIN SOLUTION NO PROMPT` leaves no `...` of its own)."""
+    return ("".join(f"{n} = ...\n" for n in names) + "# BEGIN SOLUTION NO PROMPT\n" + code
+            + "\n# END SOLUTION")
+
+
 def raw(text: str) -> nbformat.NotebookNode:
     return nbformat.v4.new_raw_cell(text)
 
@@ -319,7 +367,13 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                     term, term_spec = term_constants(state["question"])
                     for pattern, replacement in term_spec.get("solution", {}).items():
                         code = re.sub(pattern, replacement.format(**term), code)
-                    if questions[state["question"]]["kind"] == "manual" or not OTTER_MARK.search(code):
+                    info = questions[state["question"]]
+                    first = not any(c.cell_type == "code" for c in state["solution"])
+                    names = (info.get("answer_names")
+                             or graded_names(state["question"], code)) if first else []
+                    if info["kind"] == "auto" and names and not OTTER_MARK.search(code):
+                        code = prefill(code, names)
+                    elif info["kind"] == "manual" or not OTTER_MARK.search(code):
                         code = wrap_whole(code)
                     state["solution"].append(nbformat.v4.new_code_cell(code))
             else:
@@ -350,6 +404,8 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                 term, term_spec = term_constants(label)
                 for glued, constant in term_spec.get("glue", {}).items():
                     body = body.replace(f"{{glue:text}}`{glued}`", str(term[constant]))
+                names = answer_names(body)
+                body = ANSWER_LINE.sub("", body)
                 prompt = f"**{book.labels[label].number}** (`{label}`)\n\n" + conv.text(body)
                 book_values = {n: c["book"] for n, c in term_spec.get("constants", {}).items()}
                 if term_spec.get("note") and term != book_values:
@@ -357,6 +413,7 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                     fields = term | {f"book_{n}": v for n, v in book_values.items()}
                     prompt += "\n\n" + " ".join(term_spec["note"].format(**fields).split())
                 open_question(label, question_kind(body), prompt)
+                questions[label]["answer_names"] = names
                 pending_exercise = label
             elif block == "solution":
                 state["solution"].append(nbformat.v4.new_markdown_cell(conv.text(body)))
@@ -730,6 +787,7 @@ def build(md: Path, book, bibliography, wheel: Path) -> dict:
     (folder / "rubrics.md").write_text(rubrics_markdown(name, questions))
     for info in questions.values():
         info.pop("prompt")
+        info.pop("answer_names", None)
     (folder / "questions.json").write_text(json.dumps(questions, indent=1) + "\n")
     return {"name": name, "questions": questions, "seconds": time.monotonic() - started}
 
