@@ -269,9 +269,9 @@ assignments: $(ASSIGN_STAMP)  ## an otter-grader assignment per chapter in _buil
 	$(PY) scripts/assignments.py
 
 grade: $(ASSIGN_STAMP)  ## grade ASSIGNMENT=03_masking SUBMISSIONS=dir [JOBS=2] with otter run, no Docker: CSV by student, feedback/, answers/ with rubrics
-	@test -n "$(ASSIGNMENT)" -a -d "$(SUBMISSIONS)" || { echo "usage: make grade ASSIGNMENT=03_masking SUBMISSIONS=folder [GRADES=file.csv] [JOBS=2]"; exit 2; }
+	@test -n "$(ASSIGNMENT)" -a -d "$(SUBMISSIONS)" || { echo "usage: make grade ASSIGNMENT=03_masking SUBMISSIONS=folder [GRADES=file.csv] [ROSTER=roster.csv] [JOBS=2]"; exit 2; }
 	test -d _build/assignments/$(ASSIGNMENT)/autograder || $(PY) scripts/assignments.py $(ASSIGNMENT)
-	$(ONE_BLAS_THREAD) $(PY) scripts/grade_assignments.py $(ASSIGNMENT) $(SUBMISSIONS) $(if $(GRADES),--out $(GRADES)) --jobs $(or $(JOBS),2)
+	$(ONE_BLAS_THREAD) $(PY) scripts/grade_assignments.py $(ASSIGNMENT) $(SUBMISSIONS) $(if $(GRADES),--out $(GRADES)) $(if $(ROSTER),--roster $(ROSTER)) --jobs $(or $(JOBS),2)
 
 # The lecture decks (scripts/slides.py): a reveal.js deck per chapter, written from its executed
 # reference notebook with the Jupyter notebooks' own Markdown conversion, into

@@ -9,13 +9,23 @@ values or otter's doctest output (which prints both).
 
     python assignment_feedback.py RESULTS.json SUBMISSION.ipynb CONFIG.json
 
-rewrites RESULTS.json in place. CONFIG.json (the zip's feedback.json, written by
-scripts/assignments.py) holds `visibility` ("after_published": the student sees the results
+rewrites RESULTS.json in place. The same module holds the guard (`refusal`, `refused_cells`):
+scripts/assignment_guard.py, otter's plugin, replaces before grading each cell that could
+change the checks, and the feedback says which cells were not run and why, and, for an
+answer cell refused or one that does not parse, says so instead of a wrong-answer message.
+A notebook with no answer at all (no cells, or every answer as handed out) is "no answer";
+the site's own notebook is read too (its answer cells, by exercise number).
+
+CONFIG.json (the zip's feedback.json, written by scripts/assignments.py) holds `visibility` ("after_published": the student sees the results
 once the instructor publishes the grades, Gradescope's default; "visible": at once),
-`assignment` (the identifier the notebook should carry: another one gets a visible warning)
-and `templates` ({question: [answer cells as handed out]}).
+`assignment` (the identifier the notebook should carry: another one gets a visible warning),
+`templates` ({question: [answer cells as handed out]}), `numbers` ({"3.1": question}) and
+`guard` (the guard's settings: guard_config).
 """
 
+import ast
+import builtins
+import hashlib
 import json
 import re
 import sys
@@ -35,18 +45,29 @@ def failed_messages(question: str, output: str) -> list[str]:
     return [messages.get(case, "a check failed") for case in failed]
 
 
-def answer_cells(nb: dict) -> dict[str, list[str]]:
+# The site's own student notebook (notebooks/student/, its download button): an answer cell
+# tagged `answer` that opens with this comment
+SITE_ANSWER = re.compile(r"^#\s*Your answer to Exercise ([\d.]+)")
+
+
+def answer_cells(nb: dict, numbers: dict | None = None) -> dict[str, list[str]]:
     """{question: [source of each answer cell]} of a notebook (a dict, as json reads it).
 
     A question starts at the read-only Markdown cell that names it (`**Exercise 3.1**
     (`masking-ex-padding`)`); its answer cells are the cells otter tags `otter_answer_cell`
-    (in the autograder's notebook, `otter_assign_solution_cell`)."""
+    (in the autograder's notebook, `otter_assign_solution_cell`). In the site's own notebook
+    (no otter tags), an answer cell is tagged `answer` and opens with "# Your answer to
+    Exercise 3.1": `numbers` ({"3.1": question}, feedback.json's) names its question."""
     found: dict[str, list[str]] = {}
     current = None
     for cell in nb.get("cells", []):
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else source
         tags = cell.get("metadata", {}).get("tags", [])
+        site = SITE_ANSWER.match(source) if "answer" in tags else None
+        if site and numbers and site[1] in numbers:
+            found.setdefault(numbers[site[1]], []).append(source)
+            continue
         answer = {"otter_answer_cell", "otter_assign_solution_cell"} & set(tags)
         if cell.get("cell_type") == "markdown" and not answer:
             heading = _QUESTION.search(source)
@@ -62,11 +83,254 @@ def _normal(source: str) -> str:
     return "\n".join(line.rstrip() for line in source.strip().splitlines())
 
 
+# The guard: code that could change the checks is not run (see `refusal`). The checks run in
+# the student's kernel after the student's code (otter's design), so a cell could replace
+# what they use; each code cell of a submission that is not, character for character, one of
+# the notebook's cells as handed out is read (its AST, after IPython's own rewriting of `%`
+# magics and `!` shell lines) before anything runs, and a cell that does any of the below is
+# replaced by one that raises, with the reason: its names are then undefined and the
+# questions that use them score 0, with the reason as their message.
+GUARD_IMPORTS = {"numpy", "math", "cmath", "lib", "itertools", "functools", "collections",
+                 "fractions", "decimal", "statistics", "operator", "scipy", "matplotlib",
+                 "torch", "transformers", "random", "string", "re", "typing", "dataclasses",
+                 "time", "copy", "numbers", "warnings"}
+GUARD_NAMES = {"exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr",
+               "globals", "locals", "vars", "open", "breakpoint", "input", "__builtins__",
+               "__loader__", "__spec__", "get_ipython", "In", "Out", "_ih", "_oh", "_dh",
+               "exit", "quit", "memoryview", "type", "object", "super", "attrgetter",
+               "methodcaller"}
+# methods that write or read files (a test file could be overwritten, or its expected values
+# read) or reach memory and the system
+GUARD_ATTRIBUTES = {"save", "savez", "savez_compressed", "savetxt", "tofile", "dump", "dumps",
+                    "memmap", "open_memmap", "savefig", "imsave", "ctypes", "ctypeslib",
+                    "f2py", "DataSource", "write_text", "write_bytes", "system", "popen",
+                    "load", "loads", "loadtxt", "genfromtxt", "fromfile", "fromregex",
+                    "read_text", "read_bytes", "imread", "attrgetter", "methodcaller",
+                    "os", "sys", "shutil", "subprocess", "pathlib", "Path", "io", "builtins",
+                    "importlib", "inspect", "otter", "tempfile", "pickle", "environ",
+                    "modules", "remove", "unlink", "rmtree", "rename", "chmod", "write",
+                    "writelines", "save_pretrained", "push_to_hub", "savemat", "loadmat"}
+GUARD_DUNDERS = {"__name__", "__doc__", "__init__", "__version__"}
+# what a protected name may always be bound to again: `import numpy as np`, `import numpy`
+CANONICAL_IMPORTS = {(None, "numpy", "np"), (None, "numpy", None), (None, "lib", None)}
+REFUSED = "This cell was not run by the grader"
+_REFUSED_CELL = re.compile(r"^raise RuntimeError\((.*)\)\s*$", re.S)
+
+
+def _hash(source: str) -> str:
+    return hashlib.sha256(_normal(source).encode()).hexdigest()
+
+
+def python_of(source: str) -> str:
+    """A cell as the kernel runs it: IPython rewrites `%magic` and `!shell` lines into calls
+    of get_ipython() (which the guard refuses); without IPython, such a line is kept, and
+    does not parse."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return source
+    try:
+        return TransformerManager().transform_cell(source)
+    except Exception:   # noqa: BLE001 (IPython's own error for a cell it cannot rewrite)
+        return source
+
+
+def syntax_error(source: str) -> str | None:
+    """None if the cell parses; else "this cell does not run: ..." (line and IPython's
+    rewriting aside, Python's own message)."""
+    try:
+        ast.parse(python_of(source))
+    except SyntaxError as error:
+        return f"this cell does not run: {error.msg} (line {error.lineno})"
+    return None
+
+
+def _module_level(tree: ast.AST):
+    """The nodes of a module outside function, lambda and class bodies."""
+    todo = list(ast.iter_child_nodes(tree))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                 ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    parts.insert(0, getattr(node, "id", "..."))
+    return ".".join(parts)
+
+
+def refusal(source: str, protected: set[str] = frozenset(),
+            imports: set[tuple] = frozenset()) -> str | None:
+    """Why a cell may not run, or None. Refused: importing a module outside GUARD_IMPORTS
+    (otter, os, sys, builtins, inspect, ...) or, from an allowed one, a name of GUARD_NAMES or
+GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eval, getattr,
+    setattr, open, globals, get_ipython, hence `%` magics and `!` shell lines, ...); a private
+    attribute (`_core`, `__dict__`, `__code__`, ...); assigning or deleting an
+    attribute (`np.testing.assert_allclose = ...`) except `self.x` in a class's methods; a
+    method that writes files (GUARD_ATTRIBUTES); rebinding at the notebook's top level (or
+    through `global`) a name in `protected` (the builtins and imported names the checks
+    read), except by an import in `imports` (one of the handed-out notebook's own); and a
+    class (the exercises need none; a class can fake comparisons). A cell that does not parse
+    is not refused (it raises when run)."""
+    code = python_of(source)
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    if "get_ipython()" in code and "get_ipython" not in source:
+        return "it holds a `%` magic or a `!` shell line, which may change what the checks see"
+    rebound_globally = {n for node in ast.walk(tree) if isinstance(node, ast.Global)
+                        for n in node.names}
+    top = set(map(id, _module_level(tree)))
+    # type(x), one argument, tells a type; with three it makes a class
+    one_arg_type = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Name) and n.func.id == "type"
+                    and len(n.args) == 1 and not n.keywords}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                       else [node.module or "."])
+            for module in modules:
+                if module.split(".")[0] not in GUARD_IMPORTS:
+                    return f"it imports {module}, which the exercises do not need"
+                parts = set(module.split(".")[1:]) | (
+                    {a.name for a in node.names} if isinstance(node, ast.ImportFrom) else set())
+                bad = sorted(p for p in parts if p in GUARD_ATTRIBUTES | GUARD_NAMES
+                             or p.startswith("_"))
+                if bad:
+                    return (f"it imports {', '.join(bad)} (from {module}), which reads or "
+                            "writes files or reaches the grader")
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                key = (getattr(node, "module", None), alias.name, alias.asname)
+                if bound in protected and key not in imports | CANONICAL_IMPORTS:
+                    return f"it rebinds {bound}, a name the checks use"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and re.fullmatch(r"__\w+__", node.value) and node.value not in GUARD_DUNDERS:
+            return f"it names the attribute {node.value}"
+        elif isinstance(node, ast.Name):
+            if node.id in GUARD_NAMES and id(node) not in one_arg_type:
+                what = ("a `%` magic or a `!` shell line" if node.id == "get_ipython"
+                        else node.id)
+                return f"it uses {what}, which may change what the checks see"
+            if (isinstance(node.ctx, (ast.Store, ast.Del)) and node.id in protected
+                    and (id(node) in top or node.id in rebound_globally)):
+                return f"it rebinds {node.id}, a name the checks use"
+        elif isinstance(node, ast.Attribute):
+            if node.attr.startswith("_") and node.attr not in GUARD_DUNDERS:
+                return f"it uses the private attribute {node.attr}"
+            if node.attr in GUARD_ATTRIBUTES:
+                return f"it uses {_dotted(node)}, which reads or writes files or memory"
+            if isinstance(node.ctx, (ast.Store, ast.Del)) and not (
+                    isinstance(node.value, ast.Name) and node.value.id == "self"):
+                return (f"it assigns to {_dotted(node)}: changing a module's or an object's "
+                        "attribute may change what the checks see")
+        elif isinstance(node, ast.ClassDef):
+            return "it defines a class (the exercises need none)"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name in protected and (id(node) in top or node.name in rebound_globally):
+                return f"it rebinds {node.name}, a name the checks use"
+    return None
+
+
+def guard_config(handed_out: dict, test_sources: list[str]) -> dict:
+    """The guard's settings for one assignment, from its notebook as handed out and its
+    tests' code: `trusted` (the hashes of its code cells), `protected` (the builtins and
+    the names its cells import that the tests read) and `imports` (its own imports)."""
+    trusted, imports, imported = set(), set(), set()
+    for cell in handed_out.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        trusted.add(_hash(source))
+        try:
+            tree = ast.parse(python_of(source))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    imports.add((getattr(node, "module", None), alias.name, alias.asname))
+                    imported.add(alias.asname or alias.name.split(".")[0])
+    read = set()
+    for test in test_sources:
+        try:
+            read |= {n.id for n in ast.walk(ast.parse(test)) if isinstance(n, ast.Name)}
+        except SyntaxError:
+            continue
+    protected = (read & (set(dir(builtins)) | imported)) | {"np", "numpy", "lib", "otter",
+                                                           "grader"}
+    return {"trusted": sorted(trusted), "protected": sorted(protected),
+            "imports": sorted((list(i) for i in imports), key=str)}
+
+
+def refused_cells(nb: dict, config: dict) -> dict[int, str]:
+    """{index of a code cell: why it is not run} for a submission (see `refusal`)."""
+    trusted = set(config.get("trusted", []))
+    protected = set(config.get("protected", []))
+    imports = {tuple(i) for i in config.get("imports", [])}
+    found = {}
+    for index, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        if _hash(source) in trusted:
+            continue
+        reason = refusal(source, protected, imports)
+        if reason:
+            found[index] = reason
+    return found
+
+
+def refused_source(reason: str) -> str:
+    return f"raise RuntimeError({REFUSED + ': ' + reason + '.'!r})"
+
+
+def cell_problem(source: str, config: dict | None) -> str | None:
+    """What the student reads for an answer cell that did not run: refused by the guard
+    (`config`: the guard's settings), or a cell that does not parse; None for a cell that
+    ran."""
+    if config is not None:
+        if _hash(source) not in set(config.get("trusted", [])):
+            reason = refusal(source, set(config.get("protected", [])),
+                             {tuple(i) for i in config.get("imports", [])})
+            if reason:
+                return (f"{REFUSED}: {reason}. The grader does not run code that could change "
+                        "its checks; this question scores 0.")
+    problem = syntax_error(source)
+    return f"{problem[0].upper()}{problem[1:]}; this question scores 0." if problem else None
+
+
 def is_blank(answers: list[str], template: list[str] | None) -> bool:
-    """True if every answer cell is empty, `...`, the placeholder text, or as handed out."""
+    """True if every answer cell is empty, `...`, comments only, the placeholder text, or as
+    handed out."""
     handed_out = {_normal(t) for t in template or []}
+
+    def code(text):   # without comment lines
+        return _normal("\n".join(line for line in text.splitlines()
+                                  if not line.strip().startswith("#")))
+
     return all(_normal(a) in handed_out | {"", "...", "_Type your answer here, replacing this "
-                                                      "text._"} for a in answers)
+                                                      "text._"} or code(a) in ("", "...")
+               for a in answers)
+
+
+def exercise_numbers(nb: dict) -> dict[str, str]:
+    """{"3.1": question} from the assignment's headings (`**Exercise 3.1** (`label`)`)."""
+    found = {}
+    for cell in nb.get("cells", []):
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        for number, label in re.findall(r"\*\*Exercise ([\d.]+)\*\* \(`([\w-]+)`\)", source):
+            found[number] = label
+    return found
 
 
 def submitted_assignment(nb: dict | None) -> str | None:
@@ -89,23 +353,78 @@ def version_warning(nb: dict | None, expected: str | None) -> str | None:
 
 
 def question_feedback(question: str, score: float, possible: float, output: str,
-                      blank: bool) -> str:
-    """What the student reads for one autograded question."""
+                      blank: bool, problem: str | None = None) -> str:
+    """What the student reads for one autograded question: "no answer", or why its answer
+    cell did not run (`problem`: cell_problem's), or its first failing check's message."""
     head = f"{question}: {score:g} / {possible:g}"
     if blank:
         return f"{head}\n{NO_ANSWER}"
+    if problem and score < possible:
+        return f"{head}\n{problem}"
     failed = failed_messages(question, output)
     if not failed:
         return f"{head}\nAll checks passed." if score >= possible else head
     return f"{head}\n{' '.join(failed[0].split())}"
 
 
+def answer_problems(nb: dict | None, config: dict) -> dict[str, str]:
+    """{question: why one of its answer cells did not run} (cell_problem), for a notebook."""
+    found = {}
+    for question, cells in answer_cells(nb or {}, config.get("numbers")).items():
+        for source in cells:
+            problem = cell_problem(source, config.get("guard"))
+            if problem:
+                found[question] = problem
+                break
+    return found
+
+
+def blank_questions(nb: dict | None, config: dict, questions) -> set[str]:
+    """The questions with no answer: every answer cell blank (is_blank) or none at all. A
+    question without answer cells (a notebook with no cells, or the site's notebook, which
+    has none for some questions) has no answer when the notebook holds no answer at all:
+    every answer cell it has is blank, and, if it has none, every code cell is one of the
+    cells as handed out (or blank)."""
+    answers = answer_cells(nb or {}, config.get("numbers"))
+    templates = config.get("templates", {})
+    blank = {q for q, cells in answers.items() if is_blank(cells, templates.get(q))}
+    if set(answers) <= blank:
+        trusted = set(config.get("guard", {}).get("trusted", []))
+        written = [c for c in (nb or {}).get("cells", []) if c.get("cell_type") == "code"
+                   and _hash(_source(c)) not in trusted and not is_blank([_source(c)], [])]
+        if answers or not written:
+            blank |= set(questions)
+    return blank
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def code_cell_number(nb: dict, index: int) -> int:
+    """The number (from 1) of the code cell at `index` among the notebook's code cells."""
+    return sum(c.get("cell_type") == "code" for c in nb.get("cells", [])[:index]) + 1
+
+
+def refused_notice(nb: dict | None, config: dict) -> str | None:
+    """The sentence a student reads about the cells the guard did not run, or None."""
+    refused = refused_cells(nb or {}, config.get("guard") or {}) if nb else {}
+    if not refused:
+        return None
+    cells = "; ".join(f"code cell {code_cell_number(nb, i)}: {reason}"
+                      for i, reason in refused.items())
+    return ("Cells not run by the grader, which does not run code that could change its "
+            f"checks (the questions that need their names score 0): {cells}.")
+
+
 def student_results(results: dict, submission: dict | None, config: dict) -> dict:
     """Gradescope's results.json as otter wrote it, rewritten for the student (see the module
     docstring): each question's output is its feedback, at config's visibility; the public
     tests' summary says, per question, its first failing public check; no stdout."""
-    answers = answer_cells(submission or {})
-    templates = config.get("templates", {})
+    graded = [t.get("name", "") for t in results.get("tests", []) if "score" in t]
+    blank_set = blank_questions(submission, config, graded)
+    problems = answer_problems(submission, config)
     visibility = config.get("visibility", "after_published")
     out = {k: v for k, v in results.items() if k not in ("tests", "stdout_visibility")}
     tests, public = [], None
@@ -117,25 +436,32 @@ def student_results(results: dict, submission: dict | None, config: dict) -> dic
             else:
                 tests.append(test)   # otter's own notices (e.g. "Autograder Failed")
             continue
-        blank = name in answers and is_blank(answers[name], templates.get(name))
         tests.append({"name": name, "score": test["score"], "max_score": test.get("max_score"),
                       "visibility": visibility,
                       "output": question_feedback(name, test["score"], test.get("max_score", 0),
-                                                  test.get("output", ""), blank)})
+                                                  test.get("output", ""), name in blank_set,
+                                                  problems.get(name))})
     if public is not None:
         lines = []
         for test in results.get("tests", []):
             if "score" not in test:
                 continue
             name = test["name"]
-            if name in answers and is_blank(answers[name], templates.get(name)):
+            if name in blank_set:
                 lines.append(f"{name}: {NO_ANSWER}")
+                continue
+            if name in problems:
+                lines.append(f"{name}: {problems[name]}")
                 continue
             failed = failed_messages(name, public.get("output", ""))
             lines.append(f"{name}: " + (" ".join(failed[0].split()) if failed
                                         else "the public checks pass"))
         public["output"] = "\n".join(lines)
         tests.insert(0, public)
+    notice = refused_notice(submission, config)
+    if notice:
+        tests.insert(0, {"name": "Cells not run", "visibility": "visible", "status": "failed",
+                         "output": notice})
     warning = version_warning(submission, config.get("assignment"))
     if warning:
         tests.insert(0, {"name": "Assignment version", "visibility": "visible",

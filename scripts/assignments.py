@@ -89,6 +89,54 @@ grader = otter.Notebook()
 """
 
 
+ANSWER_LINE = re.compile(r"^[ \t]*%[ \t]*answer[ \t]*:(?P<names>.*)$", re.M)
+
+
+def answer_names(body: str) -> list[str]:
+    """The variables an exercise's answer sets, from its MyST comment line `% answer: a, b`
+    (scripts/jupyter_notebooks.py's parser where it has one; [] when the body names none)."""
+    try:
+        from jupyter_notebooks import answer_names as parse
+    except ImportError:
+        def parse(text):
+            return [n.strip() for m in ANSWER_LINE.finditer(text)
+                    for n in m["names"].split(",") if n.strip().isidentifier()]
+    return parse(body)
+
+
+def graded_names(label: str, code: str) -> list[str]:
+    """The names a solution cell assigns at its top level that the question's tests read:
+    the answer's names when the exercise has no `% answer:` line."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    assigned = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name) and node.id not in assigned:
+                        assigned.append(node.id)
+    read = set()
+    for test in question_tests(label)[1]:
+        try:
+            read |= {n.id for n in ast.walk(ast.parse(test)) if isinstance(n, ast.Name)}
+        except SyntaxError:
+            continue
+    return [n for n in assigned if n in read]
+
+
+def prefill(code: str, names: list[str]) -> str:
+    """A whole solution cell whose student version is one `name = ...` line per answer
+    name (otter's `# BEGIN SOLUTION NO PROMPT` leaves no `...` of its own)."""
+    return ("".join(f"{n} = ...\n" for n in names) + "# BEGIN SOLUTION NO PROMPT\n" + code
+            + "\n# END SOLUTION")
+
+
 def raw(text: str) -> nbformat.NotebookNode:
     return nbformat.v4.new_raw_cell(text)
 
@@ -104,7 +152,9 @@ def term_constants(label: str) -> tuple[dict, dict]:
     <label>.term.yml names the constants its answer depends on (`constants`: each with the
     book's value and the `choices` of other terms), the glued names of the exercise's text
     that print them (`glue`: name -> constant) and the changes to the solution's code that
-    use them (`solution`: a regular expression -> its replacement, `{constant}` filled in).
+    use them (`solution`: a regular expression -> its replacement, `{constant}` filled in)
+    and, optionally, a `note` added to the exercise when the term's values are not the
+    book's (`{constant}` and `{book_constant}` filled in) (where a name of the notebook's teaching cells still holds the book's value).
     The assignment configuration's `seed` picks each constant among its choices (seed 0: the
     book's values, which the public site prints); ({}, {}) for an exercise without a spec."""
     path = QUESTIONS / f"{label}.term.yml"
@@ -150,7 +200,9 @@ def question_tests(label: str) -> tuple[int | None, list[str]]:
 
 def question_spec(label: str) -> dict | None:
     """tests/assignments/questions/<label>.yml, the spec of a hand-graded question: `points`,
-    `rubric` (a list of {points, criterion}: Gradescope's rubric items), optionally `model`
+    `rubric` (a list of {points, criterion}: Gradescope's rubric items, one claim each; an
+    item may say what a partly right answer earns, `partial`), optionally `mistakes` (a
+    line: the common mistakes to look for), optionally `model`
     (the model answer; default: the book's solution) and `result`, the checkable part of the
     exercise, autograded as the question `<label>-result`: `points`, `prompt` (Markdown),
     `answer` (the variable the student sets), `solution` (its value, a Python expression the
@@ -233,7 +285,8 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
         questions[label] = {"kind": kind, "tests": 0, "hidden": 0, "points": config["points"],
                             "prompt": prompt}
         if spec:
-            questions[label] |= {"rubric": spec["rubric"], "model": spec.get("model")}
+            questions[label] |= {"rubric": spec["rubric"], "model": spec.get("model"),
+                                 "mistakes": spec.get("mistakes")}
         for test in tests:
             add_test(label, test)
         state["question"] = label
@@ -254,6 +307,14 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             cells.append(raw("# END TESTS"))
         cells.append(raw("# END QUESTION"))
         model = "\n\n".join(c.source for c in state["solution"] if c.cell_type == "markdown")
+        term, term_spec = term_constants(label)
+        book_values = {n: c["book"] for n, c in term_spec.get("constants", {}).items()}
+        if model and term != book_values:
+            # the solution's text prints the book's numbers; the grader must use the term's
+            model = ("*This term's constants: " + ", ".join(f"{n} = {v}" for n, v in term.items())
+                     + " (the book's: " + ", ".join(f"{n} = {v}" for n, v in book_values.items())
+                     + "). The numbers below are the book's; the autograder notebook's solution "
+                     "prints this term's.*\n\n" + model)
         if questions[label]["kind"] == "manual" and not questions[label].get("model"):
             questions[label]["model"] = model or "*The book's solution (in the autograder notebook).*"
         spec = question_spec(label) if questions[label]["kind"] == "manual" else None
@@ -281,6 +342,7 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             questions[written] = {"kind": "manual", "tests": 0, "hidden": 0,
                                   "points": WRITTEN_POINTS, "prompt": "",
                                   "rubric": (wspec or {}).get("rubric"),
+                                  "mistakes": (wspec or {}).get("mistakes"),
                                   "model": (wspec or {}).get("model") or model}
         kind = questions[label]["kind"]
         if kind == "auto" and not (questions[label]["tests"] and questions[label]["hidden"]
@@ -305,7 +367,13 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                     term, term_spec = term_constants(state["question"])
                     for pattern, replacement in term_spec.get("solution", {}).items():
                         code = re.sub(pattern, replacement.format(**term), code)
-                    if questions[state["question"]]["kind"] == "manual" or not OTTER_MARK.search(code):
+                    info = questions[state["question"]]
+                    first = not any(c.cell_type == "code" for c in state["solution"])
+                    names = (info.get("answer_names")
+                             or graded_names(state["question"], code)) if first else []
+                    if info["kind"] == "auto" and names and not OTTER_MARK.search(code):
+                        code = prefill(code, names)
+                    elif info["kind"] == "manual" or not OTTER_MARK.search(code):
                         code = wrap_whole(code)
                     state["solution"].append(nbformat.v4.new_code_cell(code))
             else:
@@ -336,8 +404,16 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                 term, term_spec = term_constants(label)
                 for glued, constant in term_spec.get("glue", {}).items():
                     body = body.replace(f"{{glue:text}}`{glued}`", str(term[constant]))
+                names = answer_names(body)
+                body = ANSWER_LINE.sub("", body)
                 prompt = f"**{book.labels[label].number}** (`{label}`)\n\n" + conv.text(body)
+                book_values = {n: c["book"] for n, c in term_spec.get("constants", {}).items()}
+                if term_spec.get("note") and term != book_values:
+                    # a name of the teaching cells still holds the book's value: say so
+                    fields = term | {f"book_{n}": v for n, v in book_values.items()}
+                    prompt += "\n\n" + " ".join(term_spec["note"].format(**fields).split())
                 open_question(label, question_kind(body), prompt)
+                questions[label]["answer_names"] = names
                 pending_exercise = label
             elif block == "solution":
                 state["solution"].append(nbformat.v4.new_markdown_cell(conv.text(body)))
@@ -561,6 +637,8 @@ $PIP --no-deps --no-index $SOURCE/wheels/*.whl
 # values are for the book; in grading, glue(..., display=True) only displays)
 SITE=$(/autograder/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 cp -r $SOURCE/shim/myst_nb "$SITE/"
+# the guard, otter's plugin that reads each submission before it runs (assignment_guard.py)
+cp $SOURCE/shim/assignment_guard.py $SOURCE/shim/assignment_feedback.py "$SITE/"
 du -sm /autograder/venv | awk '{print "setup.sh: the virtualenv takes " $1 " MB"}'
 """
 
@@ -579,6 +657,9 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 # Gradescope runs this for each submission (after setup.sh, offline is fine): otter grades,
 # then feedback.py rewrites results.json for the student (scripts/assignment_feedback.py).
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# otter reads the submission's metadata when the zip has a plugin (the guard): Gradescope
+# writes it; an empty one where it does not
+[ -f /autograder/submission_metadata.json ] || echo '{}' > /autograder/submission_metadata.json
 /autograder/venv/bin/python /autograder/source/run_otter.py
 SUBMISSION=$(find /autograder/submission -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' \\
              | head -n 1)
@@ -587,14 +668,45 @@ exec /autograder/venv/bin/python /autograder/source/feedback.py \\
 """
 
 
+def test_code(folder: Path) -> list[str]:
+    """The code of otter's test files in folder (each case's doctest, without its prompts)."""
+    import ast
+
+    codes = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and ">>>" in node.value:
+                codes.append("\n".join(line.strip()[4:] for line in node.value.splitlines()
+                                       if line.strip().startswith((">>>", "..."))))
+    return codes
+
+
 def feedback_config(name: str) -> dict:
-    """The zip's feedback.json: when students see their results, and each question's answer
-    cells as handed out (a question still as handed out has "no answer")."""
-    from assignment_feedback import answer_cells
+    """The zip's feedback.json: when students see their results, each question's answer
+    cells as handed out (a question still as handed out has "no answer"), and the guard's
+    settings (assignment_feedback.guard_config: the cells as handed out, the names the
+    checks read)."""
+    from assignment_feedback import answer_cells, exercise_numbers, guard_config
 
     student = json.loads((OUT / name / "student" / f"{name}.ipynb").read_text())
+    # the site's own notebooks (its download buttons) are graded too: their cells are trusted
+    site = [json.loads(p.read_text()) for p in (NOTEBOOKS / "student" / f"{name}.ipynb",
+                                                 NOTEBOOKS / "reader" / f"{name}.ipynb")
+            if p.exists()]
+    handed_out = {"cells": student["cells"] + [c for nb in site for c in nb["cells"]]}
     return {"visibility": term_config()["feedback"], "assignment": assignment_id(name),
-            "templates": answer_cells(student)}
+            "templates": answer_cells(student), "numbers": exercise_numbers(student),
+            "guard": guard_config(handed_out, test_code(OUT / name / "autograder" / "tests"))}
+
+
+def otter_config(config: dict, name: str) -> dict:
+    """The zip's otter_config.json: the guard as otter's plugin (with its settings), and no
+    assignment name, so that otter grades a notebook without the identifier (the site's
+    download) instead of refusing it; feedback.py says the notebook is not the assignment's."""
+    config = {k: v for k, v in config.items() if k != "assignment_name"}
+    config["plugins"] = [{"assignment_guard.Guard": feedback_config(name)["guard"]}]
+    return config
 
 
 def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> Path:
@@ -609,6 +721,11 @@ def gradescope_zip(zip_path: Path, name: str, wheel: Path) -> Path:
     members["feedback.py"] = (ROOT / "scripts" / "assignment_feedback.py").read_bytes()
     members["feedback.json"] = json.dumps(feedback_config(name), indent=1).encode()
     members["shim/myst_nb/__init__.py"] = MYST_NB_SHIM.encode()
+    # the guard (scripts/assignment_guard.py), an otter plugin: importable where otter runs
+    for module in ("assignment_guard", "assignment_feedback"):
+        members[f"shim/{module}.py"] = (ROOT / "scripts" / f"{module}.py").read_bytes()
+    members["otter_config.json"] = json.dumps(otter_config(
+        json.loads(members["otter_config.json"]), name)).encode()
     if name == "08_real_model":
         members["requirements-model.txt"] = (ROOT / "requirements" / "model.txt").read_bytes()
     members[f"wheels/{wheel.name}"] = wheel.read_bytes()
@@ -638,7 +755,11 @@ def rubrics_markdown(name: str, questions: dict) -> str:
     for q, info in manual.items():
         lines += [f"## {q} ({info['points']:g} points)", ""]
         lines += [f"- {c['points']:g}: {' '.join(c['criterion'].split())}"
+                  + (f" *Partly right:* {' '.join(c['partial'].split())}" if c.get("partial")
+                     else "")
                   for c in info.get("rubric") or []] or ["- (no rubric)"]
+        if info.get("mistakes"):
+            lines += ["", f"Common mistakes: {' '.join(info['mistakes'].split())}"]
         lines += ["", "Model answer:", "", *(f"> {line}".rstrip()
                                              for line in (info.get("model") or "").splitlines()),
                   ""]
@@ -666,6 +787,7 @@ def build(md: Path, book, bibliography, wheel: Path) -> dict:
     (folder / "rubrics.md").write_text(rubrics_markdown(name, questions))
     for info in questions.values():
         info.pop("prompt")
+        info.pop("answer_names", None)
     (folder / "questions.json").write_text(json.dumps(questions, indent=1) + "\n")
     return {"name": name, "questions": questions, "seconds": time.monotonic() - started}
 

@@ -22,11 +22,15 @@ import copy
 import json
 import pickle
 import shutil
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from assignment_feedback import refused_cells, refused_source  # noqa: E402
 
 # Run once after the teaching cells: the names they bound, to rebind before each try (a right
 # answer of chapter 8 rebinds `weights`, which the teaching cells made; the next try's
@@ -78,7 +82,18 @@ def grade_tries(autograder_zip: Path, notebook, tries: list[dict], timeout: floa
         shutil.copytree(work / "source" / "tests", submission / "tests")
         ag_config = AutograderConfig(json.loads((work / "source" / "otter_config.json").read_text()))
 
+        # the guard, as otter's plugin runs it on a submission (scripts/assignment_guard.py)
+        guard = next((p["assignment_guard.Guard"] for p in ag_config.plugins or []
+                      if isinstance(p, dict) and "assignment_guard.Guard" in p), {})
+
+        def guarded(code):
+            refused = refused_cells({"cells": [{"cell_type": "code", "source": code}]}, guard)
+            return refused_source(refused[0]) if refused else code
+
         notebook = copy.deepcopy(notebook)
+        notebook.cells = [nbformat.v4.new_code_cell(guarded(c.source), metadata=c.metadata)
+                          if c.cell_type == "code" and guarded(c.source) != c.source else c
+                          for c in notebook.cells]
         answer_at = {}        # question -> its answer cells, in the notebook as given
         for cell in notebook.cells:
             if cell.cell_type == "code" and cell.source.strip().startswith('grader.check("'):
@@ -129,7 +144,7 @@ def grade_tries(autograder_zip: Path, notebook, tries: list[dict], timeout: floa
                         prepared.cells[k].source = source
                     for question, code in answers.items():
                         cells = [where[i] for i in answer_at[question]]
-                        prepared.cells[cells[0]].source = code.strip("\n")
+                        prepared.cells[cells[0]].source = guarded(code.strip("\n"))
                         for k in cells[1:]:
                             prepared.cells[k].source = ""
                     results_file.unlink(missing_ok=True)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -106,6 +107,32 @@ def solutions(chapter):
             for q in autograded(chapter)}
 
 
+def book_solutions(chapter):
+    """{question: code}: the public site's solutions as they are (the book's constants, seed
+    0), as a student would paste them into this term's answer cells (otter's markers
+    removed)."""
+    import assignments
+
+    saved = assignments.term_config
+    assignments.term_config = lambda: saved() | {"seed": 0}
+    try:
+        nb, _ = assignments.master_notebook(ROOT / "notebooks" / f"{chapter}.md")
+    finally:
+        assignments.term_config = saved
+    found, question, inside = {}, None, False
+    for cell in nb.cells:
+        text = cell.source.strip()
+        if cell.cell_type == "raw" and text.startswith("# BEGIN QUESTION"):
+            question = yaml.safe_load(text.split("\n", 1)[1])["name"]
+        elif cell.cell_type == "raw" and text in ("# BEGIN SOLUTION", "# END SOLUTION"):
+            inside = text == "# BEGIN SOLUTION"
+        elif inside and cell.cell_type == "code" and question in autograded(chapter):
+            lines = [re.sub(r"\s*#\s*SOLUTION\s*$", "", line) for line in cell.source.splitlines()
+                     if not re.match(r"\s*#\s*(BEGIN|END) SOLUTION\s*$", line)]
+            found[question] = (found.get(question, "") + "\n\n" + "\n".join(lines)).strip("\n")
+    return found
+
+
 def rounds(chapter):
     """Wrong answers of one chapter in rounds: at most one per question in each round."""
     out = []
@@ -141,7 +168,7 @@ def graded():
         right = {w["question"]: w["answer"] for w in RIGHT_ANSWERS if w["chapter"] == chapter}
         notebooks = {f"wrong-{k}": {w["question"]: w["answer"] for w in wrongs}
                      for k, wrongs in enumerate(rounds(chapter), 1)} | (
-                         {"right": right} if right else {})
+                         {"right": right} if right else {}) | {"book": book_solutions(chapter)}
         # The replay runs the chapter once more and grades the first round again (to
         # compare): it pays where it spares `otter run` at least two notebooks.
         replayed = replays_chapter(chapter)
@@ -191,8 +218,12 @@ def test_the_replay_grades_as_otter_run_does(graded, chapter):
     assert by_replay["scores"] == by_otter["scores"]
     # (a warning names the file of the kernel's cell, /tmp/ipykernel_<its pid>/...: the
     # one thing two runs of the same notebook by `otter run` print differently too)
+    # (and a traceback's path to an installed package: the same install can be reached through
+    # a symlinked .venv, as otter's script resolves it, or as the test's Python names it)
     def same(output):
-        return {q: re.sub(r"ipykernel_\d+", "ipykernel_PID", text) for q, text in output.items()}
+        return {q: re.sub(r'File "[^"]*/site-packages/', 'File "SITE/',
+                          re.sub(r"ipykernel_\d+", "ipykernel_PID", text))
+                for q, text in output.items()}
 
     assert same(by_replay["output"]) == same(by_otter["output"])
     after = graded[(chapter, "replay-after")]
@@ -292,6 +323,23 @@ def test_right_answers_written_afresh_score_full_marks(graded, chapter):
     result = graded[(chapter, "right")]
     assert result["status"] == "ok", result
     assert result["scores"] == points(chapter), result["output"]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_sites_solutions_lose_every_question_that_changes_with_the_term(graded, chapter):
+    """Issue 45: the public site's solutions, pasted as they are into this term's notebook
+    (term.toml's seed is not 0), score 0 on every question whose constants change with the
+    term (a `<label>.term.yml`); the share they keep of the autograded points is printed."""
+    from assignments import QUESTIONS, term_config
+
+    assert int(term_config().get("seed", 0)) != 0
+    result = graded[(chapter, "book")]
+    assert result["status"] == "ok", result
+    termed = [q for q in autograded(chapter) if (QUESTIONS / f"{q}.term.yml").exists()]
+    assert all(result["scores"][q] == 0 for q in termed), {q: result["scores"][q] for q in termed}
+    kept = sum(result["scores"].values())
+    print(f"{chapter}: the site's solutions keep {kept:g} of {sum(points(chapter).values())} "
+          "autograded points")
 
 
 def test_points_follow_the_questions_size():

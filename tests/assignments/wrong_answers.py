@@ -70,7 +70,7 @@ lam_wrong = lam_wrong / lam_wrong.sum(axis=1, keepdims=True)
         "message": "lets through a number of keys other than its sequence's length",
         "public": True,
         "answer": '''
-lengths_ex, S_ex = np.array([3, 1, 4]), 4
+lengths_ex, S_ex = np.array([TERM_len0, TERM_len1, TERM_len2]), TERM_S
 by_hand = np.arange(S_ex)[None, :] <= lengths_ex[:, None]
 ''',
     },
@@ -81,9 +81,9 @@ by_hand = np.arange(S_ex)[None, :] <= lengths_ex[:, None]
         "message": "The first query of `window` sees no key",
         "public": True,
         "answer": '''
-i = np.arange(6)[:, None]
-j = np.arange(6)[None, :]
-window = (j < i) & (j > i - 3)
+i = np.arange(TERM_L)[:, None]
+j = np.arange(TERM_L)[None, :]
+window = (j < i) & (j > i - TERM_w)
 ''',
     },
     {
@@ -100,6 +100,71 @@ with np.errstate(over="ignore"):
 with np.errstate(invalid="ignore"):
     shifted = scores16 - scores16.max()
 fill_min = np.where(row_mask, scores16, np.float16(-np.inf))
+''',
+    },
+    # issue 45: loops by another name, the library reached through a list
+    {
+        "id": "window-by-map",
+        "chapter": "03_masking",
+        "question": "masking-ex-window",
+        "message": "must be built with broadcasting",
+        "public": True,
+        "answer": '''
+window = np.array(list(map(lambda i: (np.arange(TERM_L) <= i) & (np.arange(TERM_L) > i - TERM_w),
+                          range(TERM_L))))
+''',
+    },
+    {
+        "id": "window-by-while",
+        "chapter": "03_masking",
+        "question": "masking-ex-window",
+        "message": "must be built with broadcasting",
+        "public": True,
+        "answer": '''
+rows = []
+i = 0
+while i < TERM_L:
+    rows.append((np.arange(TERM_L) <= i) & (np.arange(TERM_L) > i - TERM_w))
+    i += 1
+window = np.array(rows)
+''',
+    },
+    {
+        "id": "padding-by-vectorize",
+        "chapter": "03_masking",
+        "question": "masking-ex-padding",
+        "message": "nor loop",
+        "public": True,
+        "answer": '''
+by_hand = np.vectorize(lambda n, j: j < n)(np.array([TERM_len0, TERM_len1, TERM_len2])[:, None],
+                                           np.arange(TERM_S))
+''',
+    },
+    {
+        "id": "padding-through-a-list",
+        "chapter": "03_masking",
+        "question": "masking-ex-padding",
+        "message": "may not reach padding_mask",
+        "public": True,
+        "answer": '''
+_masks = [padding_mask]
+by_hand = _masks[0](np.array([TERM_len0, TERM_len1, TERM_len2]), TERM_S) > False
+''',
+    },
+    {
+        "id": "backward-through-a-list",
+        "chapter": "09_training",
+        "question": "train-ex-backward",
+        "message": "must be your own function",
+        "public": True,
+        "answer": '''
+from lib.training import attention_backward
+
+_helpers = [attention_backward]
+
+
+def my_backward(query, key, value, grad_output, attn_mask):
+    return _helpers[0](query, key, value, grad_output, attn_mask=attn_mask)
 ''',
     },
     {
@@ -218,15 +283,15 @@ def einsum_attention(query, key, value):
         "id": "padding-by-the-kernel",
         "chapter": "03_masking",
         "question": "masking-ex-padding",
-        "message": "may not call padding_mask",
+        "message": "may not reach padding_mask",
         "public": True,
-        "answer": "by_hand = padding_mask(np.array([3, 1, 4]), 4)",
+        "answer": "by_hand = padding_mask(np.array([TERM_len0, TERM_len1, TERM_len2]), TERM_S)",
     },
     {
         "id": "padding-typed-in",
         "chapter": "03_masking",
         "question": "masking-ex-padding",
-        "message": "must be built by hand, with a comparison broadcast",
+        "message": "is built without a comparison",
         "public": True,
         "answer": '''
 by_hand = np.array([[True, True, True, False], [True, False, False, False],
@@ -364,7 +429,7 @@ lam_wrong = np.linalg.solve(T, np.vstack([O_wrong.T, np.ones(len(O_wrong))]))
         "question": "masking-ex-float16",
         "message": "an array made from Python numbers is float64",
         "public": True,
-        "keeps": 1,  # fill_min's values are right
+        # (fill_min's values are right, but float64: the dtype is the question's point)
         "answer": '''
 row_mask = np.array([False, False])
 scores16 = np.array([0.5, -0.25])
@@ -468,7 +533,7 @@ change = np.abs(hidden[0, :, :n0, :n0] - weights[0, :, :n0, :n0]).sum(axis=-2)
     # a comprehension where the exercise forbids loops, and results of other pen-and-paper
     # exercises copied wrong.
     {
-        "id": "einsum-through-getattr",
+        "id": "einsum-through-a-list",
         "chapter": "02_qk_av",
         "question": "qk-av-ex-einsum",
         "message": "may not be, or call, the kernel's attention functions",
@@ -476,9 +541,11 @@ change = np.abs(hidden[0, :, :n0, :n0] - weights[0, :, :n0, :n0]).sum(axis=-2)
         "answer": '''
 import lib.attention as la
 
+_helpers = [la.scaled_dot_product_attention]
+
 
 def einsum_attention(query, key, value):
-    return getattr(la, "scaled_dot_" + "product_attention")(query, key, value)
+    return _helpers[0](query, key, value)
 ''',
     },
     {
@@ -499,10 +566,10 @@ def log_softmax_lse(x, axis=-1):
         "id": "padding-by-comprehension",
         "chapter": "03_masking",
         "question": "masking-ex-padding",
-        "message": "a comprehension is a loop",
+        "message": "a comprehension, map, np.vectorize",
         "public": True,
         "answer": '''
-lengths_ex, S_ex = np.array([3, 1, 4]), 4
+lengths_ex, S_ex = np.array([TERM_len0, TERM_len1, TERM_len2]), TERM_S
 by_hand = np.array([[j < n for j in range(S_ex)] for n in lengths_ex])
 ''',
     },
@@ -510,11 +577,11 @@ by_hand = np.array([[j < n for j in range(S_ex)] for n in lengths_ex])
         "id": "padding-by-kernel-alias",
         "chapter": "03_masking",
         "question": "masking-ex-padding",
-        "message": "must be built by hand, with a comparison broadcast",
+        "message": "may not reach padding_mask",
         "public": True,
         "answer": '''
 from lib.attention import padding_mask as lengths_to_mask
-lengths_ex, S_ex = np.array([3, 1, 4]), 4
+lengths_ex, S_ex = np.array([TERM_len0, TERM_len1, TERM_len2]), TERM_S
 by_hand = lengths_to_mask(lengths_ex, S_ex) & (np.arange(S_ex) < 99)
 ''',
     },
@@ -601,9 +668,9 @@ def einsum_attention(query, key, value):
         "chapter": "03_masking",
         "question": "masking-ex-padding",
         "answer": '''
-lengths = np.array([3, 1, 4])
-by_hand = np.less(np.arange(4), lengths[:, None])
-print(np.array_equal(by_hand, padding_mask(lengths, 4)), by_hand[:, None, None, :].shape)
+lengths = np.array([TERM_len0, TERM_len1, TERM_len2])
+by_hand = np.greater.outer(lengths, np.arange(TERM_S))  # a comparison ufunc's outer
+print(np.array_equal(by_hand, padding_mask(lengths, TERM_S)), by_hand[:, None, None, :].shape)
 ''',
     },
     {

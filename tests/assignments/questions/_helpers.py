@@ -92,19 +92,26 @@ def _t_library_calls(call, refused):
 
 _T_LOOPS = (_t_ast.For, _t_ast.AsyncFor, _t_ast.While, _t_ast.ListComp, _t_ast.SetComp,
             _t_ast.DictComp, _t_ast.GeneratorExp)
+# Calls that loop in Python over their argument: a loop by another name
+_T_LOOP_CALLS = {"map", "filter", "reduce", "vectorize", "frompyfunc", "apply_along_axis",
+                 "apply_over_axes", "fromiter", "starmap"}
 
 
 def _t_reached(trees, refused):
     """What the statements `trees` reach that the exercise forbids: refused functions called
     under another name (an alias, another import name: the name is looked up in the notebook
     and compared with the library's function), through getattr or a string naming them, and
-    loops or comprehensions, also inside the notebook's own functions they call. A set of
-    reasons, empty if none."""
+    loops: `for`, `while`, comprehensions, the calls that loop over their argument
+    (map, filter, functools.reduce, np.vectorize, np.frompyfunc, np.apply_along_axis, ...) and
+    recursion, also inside the notebook's own functions they call. A set of reasons, empty if
+    none."""
+    import builtins as _t_builtins
+
     trees = trees if isinstance(trees, list) else [trees]
-    reasons, todo, done = set(), list(trees), set()
+    reasons, todo, done = set(), [(t, None) for t in trees], set()
     env = globals()
     while todo:
-        tree = todo.pop()
+        tree, own = todo.pop()
         for node in _t_ast.walk(tree):
             if isinstance(node, _T_LOOPS):
                 reasons.add("a loop or comprehension")
@@ -112,13 +119,23 @@ def _t_reached(trees, refused):
                 reasons.add(f"the name {node.value!r} (getattr or a lookup)")
             if not isinstance(node, _t_ast.Call):
                 continue
+            called = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            if called in _T_LOOP_CALLS:
+                reasons.add(f"a loop ({called})")
+            if own is not None and called == own:
+                reasons.add(f"a loop (recursion: {own} calls itself)")
             func, chain = node.func, []
             while isinstance(func, _t_ast.Attribute):
                 chain.insert(0, func.attr)
                 func = func.value
-            if not isinstance(func, _t_ast.Name) or func.id not in env:
+            if not isinstance(func, _t_ast.Name):
                 continue
-            target = env[func.id]
+            if func.id in env:
+                target = env[func.id]
+            elif hasattr(_t_builtins, func.id):
+                target = getattr(_t_builtins, func.id)
+            else:
+                continue
             try:
                 for attr in chain:
                     target = getattr(target, attr)
@@ -130,10 +147,63 @@ def _t_reached(trees, refused):
             module = getattr(target, "__module__", "") or ""
             if name in refused and module != "__main__":
                 reasons.add(f"{name} (as {func.id}{''.join('.' + a for a in chain)})")
+            if name in _T_LOOP_CALLS and module != "__main__":
+                reasons.add(f"a loop ({name})")
             if module == "__main__" and _t_inspect.isfunction(target) and target not in done:
                 done.add(target)
                 try:
-                    todo.append(_t_ast.parse(_t_textwrap.dedent(_t_inspect.getsource(target))))
+                    source = _t_textwrap.dedent(_t_inspect.getsource(target))
+                    todo.append((_t_ast.parse(source), target.__name__))
                 except (OSError, TypeError, SyntaxError):
                     pass
     return reasons
+
+
+_T_COMPARISONS = {"less", "greater", "less_equal", "greater_equal"}
+
+
+def _t_compares(trees):
+    """True if the trees hold a comparison: an operator (`<`, `>=`, ..., either order) or a
+    NumPy comparison ufunc (np.less, np.greater_equal, their .outer, ...)."""
+    trees = trees if isinstance(trees, list) else [trees]
+    return any(isinstance(n, _t_ast.Compare)
+               or (isinstance(n, _t_ast.Attribute) and n.attr in _T_COMPARISONS)
+               or (isinstance(n, _t_ast.Name) and n.id in _T_COMPARISONS)
+               for t in trees for n in _t_ast.walk(t))
+
+
+def _t_feeding(name):
+    """The statements of the last executed cell that assigns `name` which compute it: the
+    one that assigns it and, going back, every statement that stores (or changes through a
+    method call, `rows.append(...)`) a name they read; [] if no cell assigns it. A loop that
+    builds the value in another name is among them; a loop that only checks it is not."""
+    _t_values, _t_tree = _t_assignment(name)
+    if _t_tree is None:
+        return []
+    needed, found = {name}, []
+    body = list(_t_tree.body)
+    while body and not any(isinstance(n, _t_ast.Name) and n.id == name
+                           and isinstance(n.ctx, _t_ast.Store) for n in _t_ast.walk(body[-1])):
+        body.pop()      # what comes after the last statement that stores it
+    for stmt in reversed(body):
+        stored = set()
+        for node in _t_ast.walk(stmt):
+            if isinstance(node, _t_ast.Name) and isinstance(node.ctx, (_t_ast.Store, _t_ast.Del)):
+                stored.add(node.id)
+            elif isinstance(node, _t_ast.Call) and isinstance(node.func, _t_ast.Attribute) \
+                    and isinstance(node.func.value, _t_ast.Name) \
+                    and not _t_inspect.ismodule(globals().get(node.func.value.id)):
+                stored.add(node.func.value.id)      # rows.append(...) changes rows
+            elif isinstance(node, (_t_ast.Subscript, _t_ast.Attribute)) \
+                    and isinstance(node.ctx, _t_ast.Store):
+                root = node
+                while isinstance(root, (_t_ast.Subscript, _t_ast.Attribute)):
+                    root = root.value
+                stored.add(getattr(root, "id", ""))
+            elif isinstance(node, (_t_ast.FunctionDef, _t_ast.Import, _t_ast.ImportFrom)):
+                stored |= {getattr(node, "name", None)} | {
+                    a.asname or a.name.split(".")[0] for a in getattr(node, "names", [])}
+        if stored & needed:
+            found.append(stmt)
+            needed |= _t_names(stmt) | stored
+    return found[::-1]

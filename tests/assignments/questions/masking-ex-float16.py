@@ -40,8 +40,9 @@ assert np.all(np.isneginf(scores16)) and np.all(np.isnan(shifted))
 points: 1
 hidden: true
 failure_message: >-
-  `fill_min` is not the row filled with a value float16 can hold that keeps
-  the row finite after the max-shift: check its entries (is any of them
-  infinite, or not the extreme float16 can hold?).
+  `fill_min` is not the float16 row filled with a value float16 can hold that
+  keeps the row finite after the max-shift: check its dtype (float16?) and its
+  entries (is any of them infinite, or not the extreme float16 can hold?).
 """  # END TEST CONFIG
+assert np.asarray(fill_min).dtype == np.float16
 assert np.all(fill_min == np.finfo(np.float16).min)

@@ -30,6 +30,12 @@ failure_message: >-
 """  # END TEST CONFIG
 _t_why = _t_own_function(my_backward, ["attention_backward", "head_backward"])
 assert _t_why is None, _t_why
+_t_used = _t_library_calls(
+    lambda: my_backward(*np.random.default_rng(7).standard_normal((4, 3, 3)),
+                        np.tril(np.ones((3, 3), dtype=bool))),
+    {"attention_backward", "head_backward"},
+)
+assert not _t_used, "my_backward calls " + ", ".join(sorted(_t_used))
 
 # %%
 """ # BEGIN TEST CONFIG
@@ -97,3 +103,9 @@ for _t_L, _t_S, _t_E, _t_Ev in [(5, 6, 4, 3), (3, 3, 8, 1), (6, 4, 2, 5)]:
         for _t_a, _t_b in zip(_t_mine, _t_ref):
             np.testing.assert_allclose(_t_a, _t_b, rtol=1e-9, atol=1e-12)
 assert _t_own_function(my_backward, ["attention_backward", "head_backward"]) is None
+_t_used = _t_library_calls(
+    lambda: my_backward(*np.random.default_rng(7).standard_normal((4, 3, 3)),
+                        np.tril(np.ones((3, 3), dtype=bool))),
+    {"attention_backward", "head_backward"},
+)
+assert not _t_used

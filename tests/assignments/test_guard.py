@@ -1,0 +1,321 @@
+"""Issue 45: grading that no one line of a submission can fool.
+
+The guard (scripts/assignment_feedback.py's `refusal`, run by otter as the plugin
+scripts/assignment_guard.py before a submission runs) and the rules that hold by what runs
+(tests/assignments/questions/_helpers.py). The first tests are cheap and run in plain
+pytest; the last grades one notebook of one-line attacks with `otter run` (`make
+test-assignments`, CHECK_ASSIGNMENTS=1).
+"""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(Path(__file__).parent))
+
+from assignment_feedback import (cell_problem, guard_config, refusal,  # noqa: E402
+                                 refused_cells, student_results)
+from wrong_answers import RIGHT_ANSWERS, WRONG_ANSWERS  # noqa: E402
+
+ASSIGNMENTS = ROOT / "_build" / "assignments"
+PROTECTED = {"np", "numpy", "lib", "otter", "grader", "all", "isinstance", "len"}
+
+# The issue's three one-line attacks, and their neighbours: each must be refused.
+ATTACKS = {
+    "otter's doctest runner": "import otter.test_files.ok_test as t\n"
+                              "t.run_doctest = lambda *a, **k: None",
+    "otter's runner, imported from": "from otter.test_files import ok_test\n"
+                                     "ok_test.run_doctest = print",
+    "the test file rewritten": "import glob\nfor f in glob.glob('tests/*.py'):\n"
+                              "    open(f, 'w').write('assert True')",
+    "the test file, through pathlib": "from pathlib import Path\n"
+                                      "Path('tests/q.py').write_text('')",
+    "the test file, by NumPy": "np.savetxt('tests/q.py', [])",
+    "the test file, by a shell line": "!echo > tests/q.py",
+    "the test file, by a magic": "%%writefile tests/q.py\nassert True",
+    "np.testing patched": "np.testing.assert_allclose = lambda *a, **k: None\n"
+                          "np.allclose = lambda *a, **k: True",
+    "np.testing through an alias": "t = np.testing\nt.assert_array_equal = print",
+    "through __dict__": "np.testing.__dict__['assert_allclose'] = print",
+    "through vars": "vars(np.testing)['assert_allclose'] = print",
+    "through setattr": "setattr(np, 'array_equal', lambda *a: True)",
+    "through operator.attrgetter": "import operator\n"
+                                   "operator.attrgetter('testing')(np)",
+    "a builtin the checks use": "all = lambda x: True",
+    "np rebound": "import math as np",
+    "a faking class": "class Yes(float):\n    def __eq__(self, other):\n        return True",
+    "type with three arguments": "Yes = type('Yes', (float,), {'__eq__': lambda s, o: True})",
+    "exec": "exec('np.allclose = lambda *a: True')",
+    "the kernel": "get_ipython().run_cell('x = 1')",
+    "sys.modules": "import sys\nsys.modules['numpy'].allclose = print",
+    "a module's os": "lib.attention.np.lib.npyio.os.remove('tests/q.py')",
+    "a writer imported by name": "from numpy import savetxt\nsavetxt('tests/q.py', [])",
+    "a reader's module": "import scipy.io as sio",
+    "a private attribute": "np._core.multiarray",
+}
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_each_attack_is_refused(name):
+    assert refusal(ATTACKS[name], PROTECTED), name
+
+
+def test_right_and_wrong_answers_are_not_refused():
+    """The course's own answers (right or wrong) run: the guard refuses only what could
+    change the checks."""
+    for answer in RIGHT_ANSWERS + WRONG_ANSWERS:
+        assert refusal(answer["answer"], PROTECTED) is None, answer.get("id", answer["question"])
+    for code in ("def f(x):\n    all = x.all()\n    return all",       # a local name is fine
+                 "print(type(np.float16(1)))", "x = np.ones(3)\nx[0] = 2",
+                 "from lib.attention import softmax", "import numpy as np",
+                 "s = 'a {}'.format(1)", "import functools, itertools, math"):
+        assert refusal(code, PROTECTED) is None, code
+
+
+@pytest.mark.skipif(not ASSIGNMENTS.is_dir(), reason="needs `make assignments`")
+def test_no_cell_of_the_solutions_or_the_course_answers_is_refused_by_its_own_guard():
+    """Each built assignment's guard (its zip's settings) runs every cell of the solutions,
+    and every answer of wrong_answers.py of its chapter."""
+    for folder in sorted(ASSIGNMENTS.glob("0*_*")):
+        if not (folder / "feedback.json").exists():
+            continue
+        config = json.loads((folder / "feedback.json").read_text())["guard"]
+        solutions = json.loads((folder / "autograder" / f"{folder.name}.ipynb").read_text())
+        assert not refused_cells(solutions, config), folder.name
+        for answer in (a for a in RIGHT_ANSWERS + WRONG_ANSWERS if a["chapter"] == folder.name):
+            cell = {"cell_type": "code", "source": answer["answer"]}
+            assert not refused_cells({"cells": [cell]}, config), answer.get("id")
+
+
+def test_a_cell_that_does_not_parse_is_said_so_not_refused():
+    assert refusal("x = (1,", PROTECTED) is None
+    assert cell_problem("x = (1,", {}).startswith("This cell does not run: ")
+    assert cell_problem("x = 1", {}) is None
+    assert "not run by the grader" in cell_problem("import os", {"protected": []})
+
+
+def test_the_guard_trusts_the_handed_out_cells_only():
+    handed_out = {"cells": [{"cell_type": "code", "source": "import sys\nimport numpy as np"},
+                            {"cell_type": "code", "source": "x = ..."}]}
+    config = guard_config(handed_out, ["assert all(np.isfinite(x))"])
+    assert {"all", "np"} <= set(config["protected"]) and "x" not in config["protected"]
+    submission = {"cells": [{"cell_type": "code", "source": "import sys\nimport numpy as np"},
+                            {"cell_type": "code", "source": "import sys"},
+                            {"cell_type": "code", "source": "x = np.ones(2)"}]}
+    assert set(refused_cells(submission, config)) == {1}
+
+
+def test_feedback_says_the_cell_was_refused_and_never_contradicts():
+    """A refused answer cell: its question's message is the refusal, not a wrong-answer
+    message; a notebook with no cells: "no answer" everywhere."""
+    nb = {"cells": [
+        {"cell_type": "markdown", "source": "**Exercise 2.1** (`q1`)", "metadata": {}},
+        {"cell_type": "code", "source": "np.allclose = print\nx = 1",
+         "metadata": {"tags": ["otter_answer_cell"]}},
+        {"cell_type": "markdown", "source": "**Exercise 2.2** (`q2`)", "metadata": {}},
+        {"cell_type": "code", "source": "y = (", "metadata": {"tags": ["otter_answer_cell"]}}]}
+    results = {"tests": [
+        {"name": "q1", "score": 0, "max_score": 2, "output": "q1 - 1 message: wrong axis\n"},
+        {"name": "q2", "score": 0, "max_score": 1, "output": "q2 - 1 message: wrong\n"}]}
+    config = {"templates": {"q1": ["..."], "q2": ["..."]}, "guard": {"protected": ["np"]}}
+    out = {t["name"]: t["output"] for t in student_results(results, nb, config)["tests"]}
+    assert "not run by the grader" in out["q1"] and "wrong axis" not in out["q1"]
+    assert "This cell does not run" in out["q2"]
+    empty = {t["name"]: t["output"] for t in student_results(results, {"cells": []},
+                                                             config)["tests"]}
+    assert all(text.endswith("no answer") for text in empty.values()), empty
+
+
+def helpers():
+    """The question files' helpers, in a namespace of their own (as a test cell has them)."""
+    source = (ROOT / "tests" / "assignments" / "questions" / "_helpers.py").read_text()
+    env = {"__name__": "__main__", "np": np}
+    exec(compile(source, "_helpers.py", "exec"), env)
+    return env
+
+
+@pytest.mark.parametrize("code", [
+    "np.arange(4) < lengths[:, None]", "lengths[:, None] > np.arange(4)",
+    "np.greater.outer(lengths, np.arange(4))", "np.less(np.arange(4), lengths[:, None])",
+    "np.greater_equal(lengths[:, None] - 1, np.arange(4))"])
+def test_every_comparison_is_accepted(code):
+    env = helpers()
+    tree = ast.parse(code, mode="eval").body
+    assert env["_t_compares"]([tree])
+    assert not env["_t_reached"]([tree], {"padding_mask"})
+
+
+@pytest.mark.parametrize("code", [
+    "np.array(list(map(lambda n: np.arange(4) < n, lengths)))",
+    "np.vectorize(lambda n, j: j < n)(lengths[:, None], np.arange(4))",
+    "functools.reduce(lambda a, b: a | b, [lengths])",
+    "np.array([np.arange(4) < n for n in lengths])",
+    "rows(lengths)"])
+def test_loops_by_any_name_are_refused(code, monkeypatch):
+    env = helpers()
+    env.update(functools=__import__("functools"))
+    source = ("def rows(lengths, k=0):\n"
+              "    return [] if k == len(lengths) else [lengths[k]] + rows(lengths, k + 1)\n")
+    exec(source, env)
+    monkeypatch.setattr(env["_t_inspect"], "getsource", lambda f: source)
+    tree = ast.parse(code, mode="eval").body
+    assert env["_t_reached"]([tree], {"padding_mask"}), code
+
+
+@pytest.mark.skipif(not os.environ.get("CHECK_ASSIGNMENTS"),
+                    reason="make test-assignments runs it (one otter run)")
+def test_the_one_line_attacks_score_nothing_under_otter_run(tmp_path):
+    """Chapter 2's notebook with the softmax over the wrong axis and every other answer
+    wrong or missing, and the issue's three attacks in answer cells: 0 on every autograded
+    question (today's otter alone gave full marks), the refusal in the feedback."""
+    from grade_assignments import main
+
+    chapter = "02_qk_av"
+    nb = nbformat.read(ASSIGNMENTS / chapter / "student" / f"{chapter}.ipynb", as_version=4)
+    answers = [i for i, c in enumerate(nb.cells)
+               if c.cell_type == "code" and "otter_answer_cell" in c.metadata.get("tags", [])]
+    attacks = [ATTACKS["otter's doctest runner"], ATTACKS["the test file rewritten"],
+               ATTACKS["np.testing patched"]]
+    for i, attack in zip(answers, attacks):
+        nb.cells[i].source = attack
+    wrong = next(w for w in WRONG_ANSWERS if w["id"] == "softmax-over-queries")
+    nb.cells[answers[-1]].source = wrong["answer"]
+    (tmp_path / "subs").mkdir()
+    nbformat.write(nb, tmp_path / "subs" / "mallory.ipynb")
+    assert main([chapter, str(tmp_path / "subs"), "--out", str(tmp_path / "g.csv")]) == 0
+    import csv
+
+    row = next(csv.DictReader((tmp_path / "g.csv").open()))
+    assert float(row["total"]) == 0, row
+    assert row["status"].startswith("refused code cells: "), row["status"]
+    feedback = (tmp_path / "feedback" / "mallory.md").read_text()
+    assert "not run by the grader" in feedback
+    questions = json.loads((ASSIGNMENTS / chapter / "questions.json").read_text())
+    assert all(float(row[q]) == 0 for q, info in questions.items() if info["kind"] == "auto")
+
+
+@pytest.mark.skipif(not os.environ.get("CHECK_ASSIGNMENTS"),
+                    reason="make test-assignments runs it (five otter runs)")
+def test_make_grade_on_a_canvas_export(tmp_path):
+    """Issue 45's class folder, as Canvas exports it (one folder, `<lastfirst>[_late]_<user
+    id>_<submission id>_<file>`): a resubmission under another file name, the site's own
+    notebook left blank, a notebook with no cells, a truncated file and an attack. Every
+    student gets one row with the right status and a consistent message; the Canvas import
+    has Canvas's columns."""
+    import csv
+
+    from test_assignments import filled, solutions
+
+    chapter = "02_qk_av"
+    subs = tmp_path / "export"
+    subs.mkdir()
+    wrong = next(w for w in WRONG_ANSWERS if w["id"] == "softmax-over-queries")
+    first = subs / f"lovelaceada_100001_2000001_{chapter}.ipynb"
+    nbformat.write(filled(chapter, solutions(chapter) | {wrong["question"]: wrong["answer"]}),
+                   first)
+    os.utime(first, (1_000_000_000, 1_000_000_000))
+    nbformat.write(filled(chapter, solutions(chapter)),
+                   subs / f"lovelaceada_late_100001_2000009_{chapter}-1.ipynb")
+    (subs / f"turingalan_100002_2000002_{chapter}.ipynb").write_bytes(
+        (ROOT / "notebooks" / "student" / f"{chapter}.ipynb").read_bytes())
+    (subs / "hoppergrace_100003_2000003_mine.ipynb").write_text(json.dumps(
+        {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    whole = (ASSIGNMENTS / chapter / "student" / f"{chapter}.ipynb").read_bytes()
+    (subs / "knuthdon_100004_2000004_hw.ipynb").write_bytes(whole[: len(whole) // 2])
+    attack = filled(chapter, solutions(chapter) | {wrong["question"]: wrong["answer"]})
+    first_code = next(i for i, c in enumerate(attack.cells) if c.cell_type == "code")
+    attack.cells.insert(first_code + 1, nbformat.v4.new_code_cell(ATTACKS["np.testing patched"]))
+    nbformat.write(attack, subs / f"mallory_100005_2000005_{chapter}.ipynb")
+    out = tmp_path / "grades.csv"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade_assignments.py"),
+                           chapter, str(subs), "--out", str(out)], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r["lms id"]: r for r in csv.DictReader(out.open())}
+    assert set(rows) == {"100001", "100002", "100003", "100004", "100005"}
+    auto = json.loads((ASSIGNMENTS / chapter / "questions.json").read_text())
+    full = sum(i["points"] for i in auto.values() if i["kind"] == "auto")
+    ada = rows["100001"]
+    assert ada["student"] == "lovelaceada (100001)" and ada["status"] == "ok"
+    assert float(ada["total"]) == full
+    assert ada["earlier submissions"] == first.name
+    assert rows["100002"]["status"] == "no answer"        # the site's notebook, blank
+    assert rows["100003"]["status"] == "no answer"        # no cells
+    assert rows["100004"]["status"] == "unreadable"
+    assert rows["100005"]["status"] == "refused code cells: 2"
+    assert float(rows["100005"][wrong["question"]]) == 0
+    for row in rows.values():
+        text = (tmp_path / "feedback" / f"{row['student']}.md").read_text()
+        if row["status"] == "no answer":
+            assert "could not be graded" not in text and "All checks passed" not in text
+            assert text.count("no answer") == len(auto)
+    assert "not run by the grader" in (tmp_path / "feedback" / "mallory (100005).md").read_text()
+    lms = tmp_path / "canvas.csv"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade_assignments.py"),
+                           "--lms", str(out), "--lms-format", "canvas", "--lms-out", str(lms),
+                           chapter], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    table = list(csv.reader(lms.open()))
+    assert table[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", chapter]
+    assert {r[1] for r in table[1:]} == set(rows)
+
+
+@pytest.mark.parametrize("cell, looped", [
+    ("rows = []\ni = 0\nwhile i < 6:\n    rows.append(np.arange(6) <= i)\n    i += 1\n"
+     "window = np.array(rows)", True),
+    ("window = np.arange(6)[None, :] <= np.arange(6)[:, None]\n"
+     "for row in window:\n    print(row.sum())", False),
+    ("for k in range(3):\n    print(k)\nwindow = np.arange(6)[None, :] <= np.arange(6)[:, None]",
+     False),
+    ("def build(n):\n    return np.array([np.arange(n) <= i for i in range(n)])\n"
+     "window = build(6)", True),
+])
+def test_a_loop_that_builds_the_answer_is_found_and_one_that_checks_it_is_not(cell, looped,
+                                                                             monkeypatch):
+    env = helpers()
+    env["In"] = [cell]
+    exec(cell, env)
+    monkeypatch.setattr(env["_t_inspect"], "getsource", lambda f: cell.split("window =")[0])
+    assert bool(env["_t_reached"](env["_t_feeding"]("window"), set())) == looped
+
+
+def test_lms_identities_and_the_moodle_import(tmp_path):
+    """Moodle's and Canvas's export names give the student and the LMS's identifier; the
+    Moodle worksheet has Moodle's columns and `Participant <id>`; a student with no
+    identifier is left out, and named."""
+    import csv
+
+    from grade_assignments import lms_export, lms_identity, read_roster, student_of
+
+    subs = tmp_path / "subs"
+    moodle = subs / "Ada Lovelace_100001_assignsubmission_file_" / "anything.ipynb"
+    canvas = subs / "lovelaceada_late_100001_2000009_03_masking-1.ipynb"
+    for path in (moodle, canvas):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    assert lms_identity(moodle, subs) == ("moodle", "Ada Lovelace", "100001")
+    assert lms_identity(canvas, subs) == ("canvas", "lovelaceada", "100001")
+    assert student_of(canvas, subs) == "lovelaceada (100001)"
+    assert student_of(subs / "ada (2).ipynb", subs) == "ada"
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student,id\nada,42\n")
+    assert read_roster(roster) == {"ada": "42"}
+    grades = tmp_path / "grades.csv"
+    grades.write_text("student,q1,q2,total,max,graded max,percent,status,submission,"
+                      "earlier submissions,identical to,lms,lms id\n"
+                      "Ada Lovelace (100001),2,1,3,4,2,100.0,ok,a.ipynb,,,moodle,100001\n"
+                      "bob,1,,1,4,2,50.0,ok,b.ipynb,,,,\n")
+    out = tmp_path / "moodle.csv"
+    assert lms_export(grades, out, form="moodle") == 0
+    table = list(csv.reader(out.open()))
+    assert table == [["Identifier", "Full name", "Grade", "Maximum Grade"],
+                     ["Participant 100001", "Ada Lovelace", "75.0", "100.0"]]
