@@ -107,6 +107,21 @@ def fix_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
             app.add_js_file(None, body=NAME_TOGGLES)
 
 
+ACCESSIBILITY_PAGE = "chapters/accessibility"
+
+
+def accessibility_link(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Every page's footer links the accessibility statement (issue 48; WCAG 3.2.6, help in
+    the same place on every page), after the edition line _ext/editions.py writes."""
+    if ACCESSIBILITY_PAGE not in app.env.found_docs or "pathto" not in context:
+        return
+    href = html.escape(context["pathto"](ACCESSIBILITY_PAGE))
+    context["theme_extra_footer"] = (
+        context.get("theme_extra_footer", "")
+        + f'<p class="accessibility-link"><a href="{href}">Accessibility</a>: '
+        'the standard this site aims at and how to report a barrier</p>')
+
+
 def html_visitors_for_singlehtml(app: Sphinx, config) -> None:
     """Register each node's `html` visitors for `singlehtml` too, where it has none."""
     handlers = app.registry.translation_handlers
@@ -127,4 +142,6 @@ def setup(app: Sphinx):
     app.connect("config-inited", disable_thebe)
     # After pydata-sphinx-theme has put generate_toctree_html in the context (priority 500).
     app.connect("html-page-context", fix_page, priority=900)
+    # After _ext/editions.py's footer (priority 500).
+    app.connect("html-page-context", accessibility_link, priority=950)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
