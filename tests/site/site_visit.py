@@ -7,6 +7,13 @@ dark, and axe's colour-contrast rule and a screenshot are run again. Pages are v
 at a time (SITE_TEST_WORKERS), each in its own renderer process, since axe's colour
 contrast check takes most of the time.
 
+Accessibility beyond axe (issue 48), in the same visits (no page is loaded twice): every
+formula's spoken text (the aria-label _ext/katex_math.py writes on its <math>) and the name
+Chromium's accessibility tree gives the first formula; a second engine, HTML_CodeSniffer
+(WCAG2AA, from node_modules/html_codesniffer), in light and dark at 1280 px and in light at
+390 px (the same tab, resized); and two WCAG 2.2 criteria no engine tests, at both widths:
+2.5.8 target size (TARGET_SIZE) and 2.4.11 focus not obscured (FOCUS_NOT_OBSCURED).
+
 No request leaves 127.0.0.1: every request to another origin is recorded and aborted
 before it is sent. Launch buttons are links, and no link is followed.
 """
@@ -18,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import json
 from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from playwright.async_api import async_playwright
@@ -79,6 +87,163 @@ WAIT_FOR_EXPLORERS = """async () => {
   return true;
 }"""
 
+HTMLCS_JS = Path(__file__).resolve().parents[2] / "node_modules" / "html_codesniffer" / "build" / "HTMLCS.js"
+NARROW = {"width": 390, "height": 844}
+
+# HTML_CodeSniffer's WCAG2AA errors (its warnings and notices ask a person to judge). An
+# accepted exception would be listed in HTMLCS_ACCEPTED with its reason, and argued on
+# chapters/accessibility.md; there is none.
+HTMLCS_ACCEPTED: dict = {}
+RUN_HTMLCS = """(accepted) => new Promise((resolve) => {
+  const describe = (el) => {
+    if (!el || !el.tagName) return String(el && el.nodeName);
+    let d = el.tagName.toLowerCase();
+    if (el.id) d += '#' + el.id;
+    else if (el.classList && el.classList.length) d += '.' + [...el.classList].slice(0, 2).join('.');
+    return d + ' ' + (el.textContent || '').trim().slice(0, 40);
+  };
+  HTMLCS.process('WCAG2AA', document, () => {
+    resolve(HTMLCS.getMessages()
+      .filter(m => m.type === HTMLCS.ERROR && !accepted.includes(m.code))
+      .map(m => ({code: m.code, msg: m.msg.slice(0, 200), element: describe(m.element)})));
+  }, () => resolve([{code: 'HTMLCS failed to run', msg: '', element: ''}]), 'en');
+})"""
+
+# Spoken math: every typeset formula's <math> carries the English the Speech Rule Engine
+# made for it at build time (_ext/katex_math.py).
+MATH_SPEECH = """() => {
+  const maths = [...document.querySelectorAll('.katex math')];
+  return {
+    count: maths.length,
+    without: maths.filter(m => !(m.getAttribute('aria-label') || '').trim())
+                  .map(m => m.textContent.trim().slice(0, 80)),
+    labels: maths.map(m => m.getAttribute('aria-label') || ''),
+  };
+}"""
+
+# The controls a pointer can hit. WCAG 2.5.8 (target size, minimum): each at least 24 x 24
+# CSS px, or, if smaller, a 24 px circle centred on it meets no other target (nor another
+# small target's circle); a link inside a line of text is exempt (its size is the text's).
+CONTROLS = ('a[href], button, input:not([type="hidden"]), select, textarea, summary, '
+            + '[role="button"], [role="tab"], [role="menuitem"], label[for]')
+TARGET_SIZE = """(controls) => {
+  const seen = (el) => {
+    const style = getComputedStyle(el);
+    if (style.visibility !== 'visible' || el.closest('[aria-hidden="true"], [inert]')) return false;
+    const r = el.getBoundingClientRect();
+    return r.width > 1 && r.height > 1;      // not a visually hidden skip link, not folded away
+  };
+  const inText = (el) => {
+    if (el.tagName !== 'A' || getComputedStyle(el).display !== 'inline') return false;
+    const block = el.parentElement.closest('p, li, dd, td, th, figcaption, .admonition');
+    return block && (block.textContent || '').trim().length > (el.textContent || '').trim().length + 2;
+  };
+  const targets = [...document.querySelectorAll(controls)].filter(seen)
+    .filter(el => !(el.tagName === 'LABEL' && document.getElementById(el.htmlFor) === null))
+    .map(el => ({el, r: el.getBoundingClientRect()}));
+  // a control inside another counted control is one target (a label around its input)
+  const outer = targets.filter(t => !targets.some(o => o !== t && o.el.contains(t.el) && o.el !== t.el));
+  const centre = (r) => [r.left + r.width / 2 + scrollX, r.top + r.height / 2 + scrollY];
+  const dist = (p, r) => {
+    const left = r.left + scrollX, top = r.top + scrollY;
+    const dx = Math.max(left - p[0], 0, p[0] - (left + r.width));
+    const dy = Math.max(top - p[1], 0, p[1] - (top + r.height));
+    return Math.hypot(dx, dy);
+  };
+  const small = outer.filter(t => (t.r.width < 23.95 || t.r.height < 23.95) && !inText(t.el));
+  const bad = [];
+  for (const t of small) {
+    const c = centre(t.r);
+    const crowded = outer.some(o => o !== t && !o.el.contains(t.el) && !t.el.contains(o.el) && (
+      small.includes(o) ? Math.hypot(...centre(o.r).map((v, i) => v - c[i])) < 24
+                        : dist(c, o.r) < 12));
+    if (crowded) {
+      let d = t.el.tagName.toLowerCase();
+      if (t.el.id) d += '#' + t.el.id; else if (t.el.className && typeof t.el.className === 'string')
+        d += '.' + t.el.className.trim().split(/\s+/).slice(0, 2).join('.');
+      bad.push(`${d} "${(t.el.getAttribute('aria-label') || t.el.textContent || '').trim().slice(0, 30)}" `
+               + `${t.r.width.toFixed(1)}x${t.r.height.toFixed(1)}`);
+    }
+  }
+  return {checked: outer.length, small: small.length, bad};
+}"""
+
+# WCAG 2.4.11 (focus not obscured): each element the keyboard reaches, focused in tab order,
+# lies fully in the window and is drawn on top at its corners and centre (not under the
+# sticky header). focus() scrolls as Tab does; scroll-behavior is made instant for the check.
+FOCUS_NOT_OBSCURED = """() => {
+  const style = document.createElement('style');
+  style.textContent = '* { scroll-behavior: auto !important; }';
+  document.head.appendChild(style);
+  const candidates = [...document.querySelectorAll(
+      'a[href], button, input:not([type="hidden"]), select, textarea, summary, [tabindex]')]
+    .filter(el => el.tabIndex >= 0 && !el.disabled && el.getClientRects().length > 0
+                  && getComputedStyle(el).visibility === 'visible');
+  const ordered = [...candidates.filter(el => el.tabIndex > 0).sort((a, b) => a.tabIndex - b.tabIndex),
+                   ...candidates.filter(el => el.tabIndex === 0)];
+  const bad = [];
+  let checked = 0;
+  for (const el of ordered) {
+    el.focus();
+    if (document.activeElement !== el) continue;
+    checked++;
+    const r = el.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) continue;
+    const left = Math.max(r.left, 0), right = Math.min(r.right, innerWidth);
+    const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
+    let problem = null;
+    if (r.top < -0.5 || r.bottom > innerHeight + 0.5) problem = 'outside the window';
+    else {
+      const points = [[left + 1, top + 1], [right - 1, top + 1], [left + 1, bottom - 1],
+                      [right - 1, bottom - 1], [(left + right) / 2, (top + bottom) / 2]];
+      for (const [x, y] of points) {
+        if (x < 0 || x >= innerWidth) continue;      // scrolled sideways in a wide block
+        const hit = document.elementFromPoint(x, y);
+        if (hit && !el.contains(hit) && !hit.contains(el)) {
+          const cls = typeof hit.className === 'string' ? hit.className.trim().split(/\s+/)[0] : '';
+          problem = `under ${hit.tagName.toLowerCase()}${cls ? '.' + cls : ''}`;
+          break;
+        }
+      }
+    }
+    if (problem) {
+      const name = (el.getAttribute('aria-label') || el.textContent || el.getAttribute('href') || '').trim();
+      bad.push(`${el.tagName.toLowerCase()} "${name.slice(0, 40)}" ${problem}`);
+    }
+  }
+  document.activeElement && document.activeElement.blur();
+  style.remove();
+  window.scrollTo(0, 0);
+  return {checked, bad};
+}"""
+
+
+async def first_math_name(context, tab) -> str | None:
+    """The name Chromium's accessibility tree gives the page's first formula (what a screen
+    reader speaks), or None on a page without math."""
+    cdp = await context.new_cdp_session(tab)
+    try:
+        document = await cdp.send("DOM.getDocument", {"depth": 0})
+        found = await cdp.send("DOM.querySelector", {"nodeId": document["root"]["nodeId"],
+                                                     "selector": ".katex math"})
+        if not found.get("nodeId"):
+            return None
+        tree = await cdp.send("Accessibility.getPartialAXTree",
+                              {"nodeId": found["nodeId"], "fetchRelatives": False})
+        for node in tree["nodes"]:
+            if not node.get("ignored"):
+                return (node.get("name") or {}).get("value", "")
+        return ""
+    finally:
+        await cdp.detach()
+
+
+async def run_htmlcs(tab) -> list:
+    if not await tab.evaluate("() => typeof HTMLCS !== 'undefined'"):
+        await tab.add_script_tag(content=HTMLCS_JS.read_text(encoding="utf-8"))
+    return await tab.evaluate(RUN_HTMLCS, list(HTMLCS_ACCEPTED))
+
+
 SHOW_EVERY_SECTION = ".bd-article section { content-visibility: visible !important; }"
 
 INSPECT = """() => {
@@ -126,6 +291,16 @@ class Visit:
     axe_light: list = field(default_factory=list)    # serious and critical violations
     axe_dark: list = field(default_factory=list)     # serious and critical, colour contrast
     axe_minor_moderate: list = field(default_factory=list)
+    math_without_speech: list = field(default_factory=list)
+    math_speech: list = field(default_factory=list)    # every formula's aria-label
+    math_ax_name: str | None = None   # the accessibility tree's name of the first formula
+    htmlcs_light: list = field(default_factory=list)   # HTML_CodeSniffer WCAG2AA errors
+    htmlcs_dark: list = field(default_factory=list)
+    htmlcs_narrow: list = field(default_factory=list)  # light, 390 px
+    targets_checked: int = 0
+    small_targets: list = field(default_factory=list)  # under 24 px and crowded (2.5.8)
+    focus_checked: int = 0
+    focus_obscured: list = field(default_factory=list)  # 2.4.11, at 1280 and 390 px
     screenshots: list = field(default_factory=list)
     seconds: float = 0.0
     timings: dict = field(default_factory=dict)     # seconds per step, to see where time goes
@@ -133,6 +308,7 @@ class Visit:
     def summary(self) -> dict:
         out = asdict(self)
         out.pop("links")
+        out.pop("math_speech")
         return out
 
 
@@ -224,6 +400,28 @@ async def visit_page(browser, origin: str, page: str, shots: Path, site_root: Pa
         v.axe_light = _violations(light, BLOCKING)
         v.axe_minor_moderate = _violations(light, ("minor", "moderate"))
         lap("axe_light")
+
+        speech = await tab.evaluate(MATH_SPEECH)
+        v.math_without_speech = speech["without"]
+        v.math_speech = speech["labels"]
+        v.math_ax_name = await first_math_name(context, tab)
+        v.htmlcs_light = await run_htmlcs(tab)
+        lap("htmlcs_light")
+        targets = await tab.evaluate(TARGET_SIZE, CONTROLS)
+        focus = await tab.evaluate(FOCUS_NOT_OBSCURED)
+        await tab.set_viewport_size(NARROW)
+        await tab.wait_for_timeout(100)
+        narrow_targets = await tab.evaluate(TARGET_SIZE, CONTROLS)
+        narrow_focus = await tab.evaluate(FOCUS_NOT_OBSCURED)
+        v.targets_checked = targets["checked"] + narrow_targets["checked"]
+        v.small_targets = targets["bad"] + [f"390 px: {b}" for b in narrow_targets["bad"]]
+        v.focus_checked = focus["checked"] + narrow_focus["checked"]
+        v.focus_obscured = focus["bad"] + [f"390 px: {b}" for b in narrow_focus["bad"]]
+        lap("target_size_and_focus")
+        v.htmlcs_narrow = await run_htmlcs(tab)
+        await tab.set_viewport_size({"width": 1280, "height": 900})
+        await tab.wait_for_timeout(100)
+        lap("htmlcs_narrow")
         name = re.sub(r"\.html$", "", page).replace("/", "__")
         # The whole page in one picture: the browser paints the article's sections only
         # near the screen (content-visibility in _static/site.css), so the others would
@@ -242,6 +440,8 @@ async def visit_page(browser, origin: str, page: str, shots: Path, site_root: Pa
         dark = await AXE.run(tab, options=AXE_CONTRAST)
         v.axe_dark = _violations(dark, BLOCKING)
         lap("axe_dark")
+        v.htmlcs_dark = await run_htmlcs(tab)
+        lap("htmlcs_dark")
         await tab.screenshot(path=shots / f"{name}.dark.png")
         v.screenshots.append(f"{name}.dark.png")
         await tab.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
