@@ -115,7 +115,10 @@ def accessibility_link(app: Sphinx, pagename, templatename, context, doctree) ->
     the same place on every page), after the edition line _ext/editions.py writes."""
     if ACCESSIBILITY_PAGE not in app.env.found_docs or "pathto" not in context:
         return
-    href = html.escape(context["pathto"](ACCESSIBILITY_PAGE))
+    href = context["pathto"](ACCESSIBILITY_PAGE)
+    if pagename == ACCESSIBILITY_PAGE or href in ("", "#"):
+        href = ACCESSIBILITY_PAGE.rsplit("/", 1)[-1] + app.builder.out_suffix
+    href = html.escape(href)
     context["theme_extra_footer"] = (
         context.get("theme_extra_footer", "")
         + f'<p class="accessibility-link"><a href="{href}">Accessibility</a>: '
