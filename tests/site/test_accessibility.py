@@ -27,7 +27,7 @@ SPOKEN = {
             "close paren",
         r"Z = QK^\top/\sqrt{E}":
             "Z equals Q K transpose divided by the square root of E",
-        r"q_i^\top k_j": "q sub i transpose k sub j",
+        r"J = \operatorname{diag}(a) - aa^\top": "J equals diag of a minus a a transpose",
         r"L \times S": "L times S",
     },
     "notebooks/02_qk_av.html": {
