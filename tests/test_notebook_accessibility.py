@@ -10,6 +10,7 @@ output's text. Fast: reads JSON only.
 """
 
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import nbformat
@@ -23,11 +24,11 @@ NOTEBOOKS = [p for p in NOTEBOOKS if ".ipynb_checkpoints" not in p.parts]
 
 FENCE = re.compile(r"^(`{3,}|~{3,})")
 MD_HEADING = re.compile(r"^(#{1,6})\s+\S")
-HTML_HEADING = re.compile(r"<h([1-6])\b", re.I)
+HTML_HEADING = re.compile(r"<h([1-6])\b", re.IGNORECASE)
 MD_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)]*)\)")
-HTML_IMAGE = re.compile(r"<img\b[^>]*>", re.I)
-ALT = re.compile(r"""\balt\s*=\s*("([^"]*)"|'([^']*)')""", re.I)
-HTML_TABLE = re.compile(r"<table\b.*?</table>", re.I | re.S)
+HTML_IMAGE = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
+ALT = re.compile(r"""\balt\s*=\s*("([^"]*)"|'([^']*)')""", re.IGNORECASE)
+HTML_TABLE = re.compile(r"<table\b.*?</table>", re.IGNORECASE | re.DOTALL)
 PIPE_DELIMITER = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 MATPLOTLIB_REPR = re.compile(r"^<(Figure|matplotlib)\b")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
@@ -71,7 +72,7 @@ def heading_problems(levels: list[int]) -> list[str]:
         problems.append(f"{levels.count(1)} top-level (h1) headings, not 1")
     if levels and levels[0] != 1:
         problems.append(f"the first heading is h{levels[0]}, not h1")
-    for before, after in zip(levels, levels[1:]):
+    for before, after in pairwise(levels):
         if after > before + 1:
             problems.append(f"h{before} followed by h{after}")
     return problems
@@ -121,7 +122,7 @@ def table_problems(nb) -> list[str]:
             texts.append("".join(html) if isinstance(html, list) else html)
         for text in texts:
             for table in HTML_TABLE.findall(text):
-                if not re.search(r"<th\b", table, re.I):
+                if not re.search(r"<th\b", table, re.IGNORECASE):
                     problems.append(f"cell {index}: an HTML table without header cells (<th>)")
     return problems
 
