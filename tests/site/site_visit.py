@@ -182,7 +182,8 @@ TARGET_SIZE = """(controls) => {
 
 # WCAG 2.4.11 (focus not obscured): each element the keyboard reaches, focused in tab order,
 # is in the window (wholly, when it fits in it) and no fixed or sticky part of the page (the
-# header) is drawn over it at its corners or centre. focus() scrolls as Tab does; scrolling,
+# header) is drawn over it at its corners or centre (over the middle of its shown part, when
+# it is taller than the window). focus() scrolls as Tab does; scrolling,
 # transitions and animations are made instant for the check.
 FOCUS_NOT_OBSCURED = """() => {
   const style = document.createElement('style');
@@ -211,15 +212,20 @@ FOCUS_NOT_OBSCURED = """() => {
     const r = el.getBoundingClientRect();
     if (r.width < 1 || r.height < 1) continue;
     let problem = null;
-    const fits = r.height <= innerHeight;
+    // what fits below the sticky header (and the scroll padding that keeps focus clear of it)
+    const fits = r.height <= innerHeight - 100;
     if (r.bottom <= 0 || r.top >= innerHeight || (fits && (r.top < -0.5 || r.bottom > innerHeight + 0.5)))
       problem = 'outside the window';
     else {
       const mine = pinned(el);
       const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
       const left = Math.max(r.left, 0), right = Math.min(r.right, innerWidth);
-      const points = [[left + 1, top + 1], [right - 1, top + 1], [left + 1, bottom - 1],
-                      [right - 1, bottom - 1], [(left + right) / 2, (top + bottom) / 2]];
+      // an element taller than the window (a long table that scrolls sideways) cannot be
+      // wholly in view: the middle of what is shown must not be covered (2.4.11 asks that it
+      // be not entirely hidden)
+      const middle = [(left + right) / 2, (top + bottom) / 2];
+      const points = !fits ? [middle] : [[left + 1, top + 1], [right - 1, top + 1],
+                                         [left + 1, bottom - 1], [right - 1, bottom - 1], middle];
       for (const [x, y] of points) {
         if (x < 0 || x >= innerWidth) continue;      // scrolled sideways in a wide block
         for (const hit of document.elementsFromPoint(x, y)) {
