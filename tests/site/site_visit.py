@@ -185,7 +185,7 @@ TARGET_SIZE = """(controls) => {
 # header) is drawn over it at its corners or centre (over the middle of its shown part, when
 # it is taller than the window). focus() scrolls as Tab does; scrolling,
 # transitions and animations are made instant for the check.
-FOCUS_NOT_OBSCURED = """() => {
+FOCUS_NOT_OBSCURED = """async () => {
   const style = document.createElement('style');
   style.textContent = '*, *::before, *::after { scroll-behavior: auto !important; '
                     + 'transition: none !important; animation: none !important; }';
@@ -205,42 +205,46 @@ FOCUS_NOT_OBSCURED = """() => {
                    ...candidates.filter(el => el.tabIndex === 0)];
   const bad = [];
   let checked = 0;
+  const problemOf = (el) => {
+    const r = el.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) return null;
+    // what fits below the sticky header (and the scroll padding that keeps focus clear of it);
+    // 2 px of slack: a border's pixel cut by rounding hides nothing
+    const fits = r.height <= innerHeight - 100;
+    if (r.bottom <= 0 || r.top >= innerHeight || (fits && (r.top < -2 || r.bottom > innerHeight + 2)))
+      return `outside the window (${Math.round(r.top)} to ${Math.round(r.bottom)} px of ${innerHeight})`;
+    const mine = pinned(el);
+    const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
+    const left = Math.max(r.left, 0), right = Math.min(r.right, innerWidth);
+    // an element taller than the window (a long table that scrolls sideways) cannot be
+    // wholly in view: the middle of what is shown must not be covered (2.4.11 asks that it
+    // be not entirely hidden)
+    const middle = [(left + right) / 2, (top + bottom) / 2];
+    const points = !fits ? [middle] : [[left + 1, top + 1], [right - 1, top + 1],
+                                       [left + 1, bottom - 1], [right - 1, bottom - 1], middle];
+    for (const [x, y] of points) {
+      if (x < 0 || x >= innerWidth) continue;      // scrolled sideways in a wide block
+      for (const hit of document.elementsFromPoint(x, y)) {
+        if (hit === el || el.contains(hit)) break;   // the rest is drawn below it
+        if (hit.contains(el)) continue;
+        const over = pinned(hit);
+        if (over && over !== mine && !over.contains(el)) {
+          const cls = typeof over.className === 'string' ? over.className.trim().split(/\\s+/)[0] : '';
+          return `under ${over.tagName.toLowerCase()}${cls ? '.' + cls : ''}`;
+        }
+      }
+    }
+    return null;
+  };
+  const settled = () => new Promise(r => setTimeout(r, 300));
   for (const el of ordered) {
     el.focus();
     if (document.activeElement !== el) continue;
     checked++;
-    const r = el.getBoundingClientRect();
-    if (r.width < 1 || r.height < 1) continue;
-    let problem = null;
-    // what fits below the sticky header (and the scroll padding that keeps focus clear of it)
-    const fits = r.height <= innerHeight - 100;
-    if (r.bottom <= 0 || r.top >= innerHeight || (fits && (r.top < -0.5 || r.bottom > innerHeight + 0.5)))
-      problem = 'outside the window';
-    else {
-      const mine = pinned(el);
-      const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
-      const left = Math.max(r.left, 0), right = Math.min(r.right, innerWidth);
-      // an element taller than the window (a long table that scrolls sideways) cannot be
-      // wholly in view: the middle of what is shown must not be covered (2.4.11 asks that it
-      // be not entirely hidden)
-      const middle = [(left + right) / 2, (top + bottom) / 2];
-      const points = !fits ? [middle] : [[left + 1, top + 1], [right - 1, top + 1],
-                                         [left + 1, bottom - 1], [right - 1, bottom - 1], middle];
-      for (const [x, y] of points) {
-        if (x < 0 || x >= innerWidth) continue;      // scrolled sideways in a wide block
-        for (const hit of document.elementsFromPoint(x, y)) {
-          if (hit === el || el.contains(hit)) break;   // the rest is drawn below it
-          if (hit.contains(el)) continue;
-          const over = pinned(hit);
-          if (over && over !== mine && !over.contains(el)) {
-            const cls = typeof over.className === 'string' ? over.className.trim().split(/\\s+/)[0] : '';
-            problem = `under ${over.tagName.toLowerCase()}${cls ? '.' + cls : ''}`;
-            break;
-          }
-        }
-        if (problem) break;
-      }
-    }
+    let problem = problemOf(el);
+    // sections drawn as they near the window (content-visibility) can move the page just
+    // after the scroll: measured again once the page has settled, as a reader sees it
+    if (problem) { await settled(); problem = problemOf(el); }
     if (problem) {
       const name = (el.getAttribute('aria-label') || el.textContent || el.getAttribute('href') || '').trim();
       bad.push(`${el.tagName.toLowerCase()} "${name.slice(0, 40)}" ${problem}`);
