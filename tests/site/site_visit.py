@@ -260,6 +260,14 @@ FOCUS_NOT_OBSCURED = """async () => {
 async def first_math_name(context, tab) -> str | None:
     """The name Chromium's accessibility tree gives the article's first formula (the page's,
     when the article has none): what a screen reader speaks; None on a page without math."""
+    # a section far from the window is not drawn (content-visibility in _static/site.css),
+    # and Chromium computes no name for what it has not drawn: the formula is brought into
+    # the window first, as a screen reader's cursor brings it
+    await tab.evaluate("""() => {
+      const m = document.querySelector('article .katex math') || document.querySelector('.katex math');
+      if (m) m.scrollIntoView({block: 'center'});
+    }""")
+    await tab.wait_for_timeout(100)
     cdp = await context.new_cdp_session(tab)
     try:
         document = await cdp.send("DOM.getDocument", {"depth": 0})
@@ -278,6 +286,7 @@ async def first_math_name(context, tab) -> str | None:
         return ""
     finally:
         await cdp.detach()
+        await tab.evaluate("window.scrollTo(0, 0)")
 
 
 async def run_htmlcs(tab) -> list:
