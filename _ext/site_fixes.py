@@ -90,7 +90,31 @@ def label_summaries(toctree_html: str) -> str:
     return SIDEBAR_SUMMARY.sub(add_label, toctree_html)
 
 
+ELEMENT_ID = re.compile(r'(<[a-zA-Z][^>]*?\sid=")([^"]+)(")')
+
+
+def unique_ids(body: str) -> str:
+    """`body` with each repeated id made unique (id-2, id-3, ...): sphinx-exercise gives every
+    exercise and solution `<section id="exercise-content">` / "solution-content", and
+    assistive technology and HTML_CodeSniffer (WCAG 4.1.1, F77) need one element per id. A
+    link to such an id still reaches its first element."""
+    seen: dict = {}
+
+    def rename(match):
+        name = match[2]
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] == 1:
+            return match[0]
+        return f"{match[1]}{name}-{seen[name]}{match[3]}"
+
+    return ELEMENT_ID.sub(rename, body)
+
+
 def fix_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    # the theme's print heading (<h1>{{ pagetitle }}</h1>) is empty on the index: an empty
+    # heading (HTML_CodeSniffer H42.2)
+    if pagename == "genindex" and not context.get("pagetitle"):
+        context["pagetitle"] = "Index"
     generate = context.get("generate_toctree_html")
     if generate is not None and not getattr(generate, "labels_summaries", False):
 
@@ -101,10 +125,29 @@ def fix_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
         context["generate_toctree_html"] = generate_labelled
     if "body" in context:
         body = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
+        body = unique_ids(body)
         body, solutions = SOLUTION_TITLE.subn(lambda m: m[1] + unlinked(m[2]) + m[3], body)
         context["body"] = body
         if solutions:
             app.add_js_file(None, body=NAME_TOGGLES)
+
+
+ACCESSIBILITY_PAGE = "chapters/accessibility"
+
+
+def accessibility_link(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Every page's footer links the accessibility statement (issue 48; WCAG 3.2.6, help in
+    the same place on every page), after the edition line _ext/editions.py writes."""
+    if ACCESSIBILITY_PAGE not in app.env.found_docs or "pathto" not in context:
+        return
+    href = context["pathto"](ACCESSIBILITY_PAGE)
+    if pagename == ACCESSIBILITY_PAGE or href in ("", "#"):
+        href = ACCESSIBILITY_PAGE.rsplit("/", 1)[-1] + app.builder.out_suffix
+    href = html.escape(href)
+    context["theme_extra_footer"] = (
+        context.get("theme_extra_footer", "")
+        + f'<p class="accessibility-link"><a href="{href}">Accessibility</a>: '
+        'the standard this site aims at and how to report a barrier</p>')
 
 
 def html_visitors_for_singlehtml(app: Sphinx, config) -> None:
@@ -127,4 +170,6 @@ def setup(app: Sphinx):
     app.connect("config-inited", disable_thebe)
     # After pydata-sphinx-theme has put generate_toctree_html in the context (priority 500).
     app.connect("html-page-context", fix_page, priority=900)
+    # After _ext/editions.py's footer (priority 500).
+    app.connect("html-page-context", accessibility_link, priority=950)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

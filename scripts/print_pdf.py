@@ -200,6 +200,25 @@ def single_page(site: Path) -> str:
     return redirect[1] if redirect else "index.html"
 
 
+# Tagged PDF (issue 48): Chromium tags the printed page from its accessibility tree. A
+# formula printed as a figure named by its spoken text (the aria-label the build put on its
+# <math>: _ext/katex_math.py) gets that text as the tag's /Alt; the document's title and
+# language become the PDF's /Title and /Lang.
+ACCESSIBLE_PRINT = """([title, language]) => {
+  document.title = title;
+  if (!document.documentElement.lang) document.documentElement.lang = language;
+  let named = 0;
+  for (const formula of document.querySelectorAll('.katex')) {
+    const math = formula.querySelector('math[aria-label]');
+    if (!math) continue;
+    formula.setAttribute('role', 'img');
+    formula.setAttribute('aria-label', math.getAttribute('aria-label'));
+    named++;
+  }
+  return named;
+}"""
+
+
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -240,6 +259,7 @@ def print_pdf(site: Path, output: Path, student: bool) -> int:
             print(f"  loaded in {time.monotonic() - started:.0f} s: {math['formulas']} formulas, "
                   f"{math['fonts']} fonts ({math['katex']} KaTeX), {questions} self-check "
                   "questions", file=sys.stderr)
+            page.evaluate(ACCESSIBLE_PRINT, [title, "en"])
             page.wait_for_timeout(500)
             output.parent.mkdir(parents=True, exist_ok=True)
             page.pdf(path=str(output), format="A4", print_background=True, outline=True,

@@ -195,3 +195,13 @@ def test_self_check_questions_in_place_and_their_answers_at_the_chapter_s_end(ed
             for wrong in data["wrong"]:   # each classic wrong answer's explanation too
                 said = f"If you answered {squash(wrong['label'].strip('`'))}:"
                 assert said in answers[:1500], f"{edition}: {name} lacks {said!r}"
+
+
+def test_the_pdf_is_tagged_with_a_title_and_a_language(edition):
+    # issue 48: a PDF a screen reader can follow (tags), named, in a stated language
+    info = subprocess.run(["pdfinfo", str(PDFS[edition])], capture_output=True, text=True,
+                          check=True).stdout
+    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+    assert fields.get("Tagged", "").strip() == "yes", info
+    assert fields.get("Title", "").strip() == "Attention as Linear Algebra", info
+    assert re.search(rb"/Lang\s*\(en", PDFS[edition].read_bytes()), "no /Lang (en) in the PDF"
