@@ -10,7 +10,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, NullFormatter
-from scipy.spatial import ConvexHull
 
 __all__ = ["new_figure", "FONT_SIZE", "shown_text_px"]
 
@@ -180,6 +179,10 @@ def convex_hull_2d(points):
     centred = pts - pts[0]
     if len(pts) < 3 or np.linalg.matrix_rank(centred) < 2:
         return pts[[0, -1]] if len(pts) > 1 else pts  # equal or collinear: the two ends
+    # imported here: SciPy is needed by this function only (in the browser, only the
+    # chapters that draw a hull load it)
+    from scipy.spatial import ConvexHull
+
     vertices = pts[ConvexHull(pts).vertices]  # (H, 2), counter-clockwise
     first = np.lexsort((vertices[:, 1], vertices[:, 0]))[0]  # lowest x, then lowest y
     return np.roll(vertices, -first, axis=0)
