@@ -51,7 +51,12 @@ def chapter_cells(path: Path) -> list[dict]:
     """The chapter's code cells in order: index (as myst-nb numbers cells), source, tags."""
     from myst_nb.core.read import read_myst_markdown_notebook
 
-    notebook = read_myst_markdown_notebook(path.read_text(encoding="utf-8"))
+    if path.suffix == ".ipynb":   # an executed notebook (a test project builds from one)
+        import nbformat
+
+        notebook = nbformat.read(path, as_version=4)
+    else:
+        notebook = read_myst_markdown_notebook(path.read_text(encoding="utf-8"))
     cells = []
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
