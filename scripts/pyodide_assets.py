@@ -64,7 +64,7 @@ LICENCES = {
     "fonttools": "MIT",
     "kiwisolver": "BSD-3-Clause",
     "packaging": "Apache-2.0 or BSD-2-Clause",
-    "pillow": "MIT-CMU (HPND)",
+    "pillow": "HPND (MIT-CMU)",
     "pyparsing": "MIT",
     "python-dateutil": "Apache-2.0 and BSD-3-Clause",
     "pytz": "MIT",
