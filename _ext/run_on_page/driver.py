@@ -57,6 +57,13 @@ def _figures():
     return pngs
 
 
+def reset():
+    """A fresh namespace, as a new kernel has (the tests run chapters one after another)."""
+    NAMESPACE.clear()
+    NAMESPACE["__name__"] = "__main__"
+    _figures()
+
+
 def run_cell(source):
     parts = []
     out = {"text": "", "result": None, "rich": False, "figures": [], "error": None}
