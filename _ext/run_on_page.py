@@ -41,6 +41,13 @@ NEEDS_SCIPY = ("scipy", "convex_hull")
 CANNOT_RUN = {"lib.pretrained": "the pretrained model's weights, which are not shipped to the "
                                 "browser"}
 logger = logging.getLogger(__name__)
+# The control's look before the click, inline: no stylesheet request, nothing that moves when
+# run_on_page.css (the editors and outputs; fetched by the script on the click) arrives.
+BOX = ("margin:1rem 0;padding:0.75rem 1rem;border:1px solid var(--pst-color-border,#ccc);"
+       "border-radius:0.25rem")
+BUTTON = ("font:inherit;padding:0.3rem 0.9rem;min-height:44px;border-radius:0.25rem;"
+          "border:1px solid var(--pst-color-primary,#0a6a7d);"
+          "background:var(--pst-color-primary,#0a6a7d);color:#fff;cursor:pointer")
 
 
 def is_chapter(docname: str) -> bool:
@@ -139,7 +146,7 @@ def add_control(app: Sphinx, pagename, templatename, context, doctree) -> None:
     if why:
         binder, colab = launch_links(app, name)
         control = (
-            '<div class="run-on-page run-on-page-off" role="note">'
+            f'<div class="run-on-page run-on-page-off" role="note" style="{BOX}">'
             f"<p>This chapter's code needs {why}: it cannot run on this page. Run it on "
             f'<a href="{binder}">Binder</a> or <a href="{colab}">Colab</a>.</p></div>')
     else:
@@ -150,16 +157,15 @@ def add_control(app: Sphinx, pagename, templatename, context, doctree) -> None:
         megabytes = round(load_size(info, packages) / 1e6)
         control = (
             f'<div class="run-on-page" data-static="{static}" data-chapter="{name}" '
-            f'data-student="{int(student)}" data-megabytes="{megabytes}">'
-            '<button type="button" class="run-on-page-button">Run this chapter\'s code here'
-            "</button> "
+            f'data-student="{int(student)}" data-megabytes="{megabytes}" style="{BOX}">'
+            f'<button type="button" class="run-on-page-button" style="{BUTTON}">'
+            "Run this chapter's code here</button> "
             f'<span class="run-on-page-note">In your browser, offline once loaded '
             f"({megabytes} MB, Python by Pyodide {info['pyodide']}); its NumPy is "
             f"{info['numpy']}, the book's printed outputs were computed with NumPy "
             f"{numpy_version()}, so a last digit may differ.</span>"
             '<p class="run-on-page-status" role="status" aria-live="polite"></p></div>')
         app.builder.add_js_file(f"{STATIC_SUBDIR}/run_on_page.js", defer="defer")
-        app.builder.add_css_file(f"{STATIC_SUBDIR}/run_on_page.css")
     body = context.get("body", "")
     # after the chapter's title
     end = body.find("</h1>")

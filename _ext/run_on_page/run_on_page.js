@@ -108,6 +108,10 @@
 
   button.addEventListener("click", async () => {
     button.disabled = true;
+    const style = document.createElement("link");
+    style.rel = "stylesheet";
+    style.href = `${base}/run_on_page.css`;
+    document.head.append(style);
     try {
       const chapter = await (await fetch(`${base}/cells/${control.dataset.chapter}.json`)).json();
       await startWorker(chapter.packages);

@@ -26,7 +26,8 @@ def page(browser, origin):
 
 def test_nothing_of_python_loads_before_the_click(page):
     assert page.locator(".run-on-page-button").is_visible()
-    assert not [u for u in page.requests if "/_static/pyodide/" in u or u.endswith("lib.zip")]
+    assert not [u for u in page.requests if "/_static/pyodide/" in u
+                or u.endswith(("lib.zip", "worker.js", "run_on_page.css"))]
 
 
 def test_the_chapter_runs_edits_rerun_and_nothing_leaves_the_machine(page):
