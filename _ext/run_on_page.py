@@ -7,7 +7,8 @@ Before the click the page gets a button, a status line and two small files
 Web Worker (`worker.js`) that loads Pyodide and the chapter's packages from the site's own
 `_static/pyodide/` (laid out and verified by `make pyodide`, scripts/pyodide_assets.py),
 unpacks `lib.zip` (the course's `lib/*.py`) into its file system, loads `driver.py` and runs
-the chapter's code cells in order; each visible cell's new output (text and figures)
+the chapter's code cells in order (in the student edition, without the solutions' cells,
+which are not sent to the browser at all); each visible cell's new output (text and figures)
 replaces the build's. Then every visible code cell becomes editable, with a Run button; in
 the student edition each exercise gains an answer cell.
 
@@ -64,15 +65,20 @@ def chapter_cells(path: Path) -> list[dict]:
         notebook = nbformat.read(path, as_version=4)
     else:
         notebook = read_myst_markdown_notebook(path.read_text(encoding="utf-8"))
-    cells = []
+    cells, in_solution = [], False
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
+            # a gated solution's code cells lie between these two directives
+            if "{solution-start}" in cell.source:
+                in_solution = True
+            if "{solution-end}" in cell.source:
+                in_solution = False
             continue
         source = cell.source
         if "google.colab" in source:   # the Colab install cell
             continue
         tags = list(cell.metadata.get("tags", []))
-        cells.append({"index": index, "source": source, "tags": tags})
+        cells.append({"index": index, "source": source, "tags": tags, "solution": in_solution})
     return cells
 
 
@@ -141,6 +147,8 @@ def add_control(app: Sphinx, pagename, templatename, context, doctree) -> None:
     cells = chapter_cells(Path(app.env.doc2path(pagename)))
     packages = packages_for(cells)
     student = bool(getattr(app.config, "hide_solutions", False))
+    if student:   # the student edition ships no solution, not even to the browser
+        cells = [cell for cell in cells if not cell["solution"]]
     static = context["pathto"](f"_static/{STATIC_SUBDIR}", 1)
     why = cannot_run(cells)
     if why:
