@@ -39,7 +39,8 @@ def test_the_chapter_runs_edits_rerun_and_nothing_leaves_the_machine(page):
     # the cell that prints Q, K and V: its output is now the browser's
     cell = page.locator("div.run-cell-4")  # the chapter's fourth code cell
     assert cell.locator("textarea").input_value().startswith("Q, K, V = qk_av_example()")
-    assert cell.locator(".run-on-page-output").inner_text().startswith("Q (2, 2)")
+    # text_content: the site lays out sections off screen lazily (content-visibility)
+    assert cell.locator(".run-on-page-output").text_content().startswith("Q (2, 2)")
     editor = cell.locator("textarea")
     editor.fill('print("edited:", (Q @ K.T).shape)')
     cell.locator(".run-on-page-cell-run").click()
