@@ -30,6 +30,7 @@ pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide')");
 const driver = pyodide.pyimport("run_on_page_driver");
 const done = {};
 for (const [name, chapter] of chapters) {
+  const start = performance.now();
   driver.reset();
   done[name] = [];
   for (const cell of chapter.cells) {
@@ -39,5 +40,6 @@ for (const [name, chapter] of chapters) {
     out.figures = out.figures.length;  // how many; the PNGs themselves are not compared
     done[name].push({ index: cell.index, ...out });
   }
+  console.error(`${name}: ${((performance.now() - start) / 1000).toFixed(1)} s`);  // the cost
 }
 process.stdout.write(JSON.stringify({ chapters: done, requests }));
