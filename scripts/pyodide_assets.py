@@ -29,7 +29,6 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from email.parser import Parser
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,8 +25,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "_ext"))
 sys.path.insert(0, str(ROOT / "scripts"))
-import pyodide_assets  # noqa: E402
-import run_on_page  # noqa: E402
+import pyodide_assets
+import run_on_page
 
 BUILT = ROOT / "_build" / "pyodide"
 pytestmark = pytest.mark.skipif(os.environ.get("CHECK_RUN_ON_PAGE") != "1",

@@ -19,11 +19,11 @@ import matplotlib
 matplotlib.use("agg")
 _quiet, sys.stderr = sys.stderr, io.StringIO()
 try:  # the first import builds the font cache and says so on stderr: not a cell's output
-    import matplotlib.pyplot  # noqa: E402, F401
+    import matplotlib.pyplot
 finally:
     sys.stderr = _quiet
 
-from pyodide.code import eval_code  # noqa: E402
+from pyodide.code import eval_code
 
 # myst_nb's glue records a value for the page's prose; the page is already written.
 _myst_nb = types.ModuleType("myst_nb")
