@@ -115,9 +115,9 @@ pyodide: $(PYODIDE_OUT)  ## fetch once and verify the browser's Python (Pyodide,
 
 # Each chapter the Run control offers runs in Pyodide under Node, offline, and prints what
 # its executed notebook printed (nbval's sanitizer; numbers to 1e-12); a tampered wheel
-# stops make pyodide. tests/test_run_on_page.py.
-test-pyodide: $(PYODIDE_OUT)  ## the chapters' code in Pyodide (Node, offline) against the executed notebooks
-	CHECK_RUN_ON_PAGE=1 timeout 900 $(PY) -m pytest -q -p no:cacheprovider tests/test_run_on_page.py
+# stops make pyodide. tests/test_run_on_page.py. CHAPTERS="01_span 02_qk_av" runs only those.
+test-pyodide: $(PYODIDE_OUT)  ## the chapters' code in Pyodide (Node, offline) against the executed notebooks (CHAPTERS=...)
+	CHECK_RUN_ON_PAGE=1 RUN_ON_PAGE_CHAPTERS="$(CHAPTERS)" timeout 900 $(PY) -m pytest -q -p no:cacheprovider tests/test_run_on_page.py
 
 # The execution cache keys only on cell code, so a change to lib/ would not re-run the
 # notebooks: when the hash of lib/ changes, drop the cache and the doctrees.
