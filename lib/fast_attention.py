@@ -367,6 +367,10 @@ def fast_attention(query, key, value, attn_mask, is_causal, scale):
 
     rows = max(1, min(_FAST_BLOCK_ROWS, _FAST_BLOCK_BYTES // (max(S, 1) * dtype.itemsize)))
     jobs = [(b, i0, min(i0 + rows, L)) for b in np.ndindex(batch) for i0 in range(0, L, rows)]
+    if sys.platform == "emscripten":  # Pyodide in a browser: no threads, so no pool
+        for job in jobs:
+            one_block(job)
+        return output
     executor, blas = _thread_pool()
     pending, lock = iter(jobs), threading.Lock()  # shared: a free worker takes the next job
 

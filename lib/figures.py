@@ -6,11 +6,15 @@ the ``Figure``, and leaves showing it to the notebook. Alt text belongs to the n
 cell that displays the figure (``mystnb: image: alt:`` in the cell's metadata).
 """
 
+import sys
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, NullFormatter
-from scipy.spatial import ConvexHull
+
+if sys.platform != "emscripten":  # in the browser (Pyodide), only a hull loads SciPy
+    from scipy.spatial import ConvexHull  # noqa: F401  (its OpenBLAS loads with the module)
 
 __all__ = ["new_figure", "FONT_SIZE", "shown_text_px"]
 
@@ -180,6 +184,8 @@ def convex_hull_2d(points):
     centred = pts - pts[0]
     if len(pts) < 3 or np.linalg.matrix_rank(centred) < 2:
         return pts[[0, -1]] if len(pts) > 1 else pts  # equal or collinear: the two ends
+    from scipy.spatial import ConvexHull  # imported above, except in the browser
+
     vertices = pts[ConvexHull(pts).vertices]  # (H, 2), counter-clockwise
     first = np.lexsort((vertices[:, 1], vertices[:, 0]))[0]  # lowest x, then lowest y
     return np.roll(vertices, -first, axis=0)
