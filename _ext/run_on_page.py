@@ -68,11 +68,12 @@ def chapter_cells(path: Path) -> list[dict]:
     cells, in_solution = [], False
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
-            # a gated solution's code cells lie between these two directives
-            if "{solution-start}" in cell.source:
-                in_solution = True
-            if "{solution-end}" in cell.source:
-                in_solution = False
+            # a gated solution's code cells lie between these two directives; one Markdown
+            # cell may close a solution and open the next: the last directive in it counts
+            start = cell.source.rfind("{solution-start}")
+            end = cell.source.rfind("{solution-end}")
+            if start != -1 or end != -1:
+                in_solution = start > end
             continue
         source = cell.source
         if "google.colab" in source:   # the Colab install cell
