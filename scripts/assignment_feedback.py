@@ -308,14 +308,20 @@ def cell_problem(source: str, config: dict | None) -> str | None:
     return f"{problem[0].upper()}{problem[1:]}; this question scores 0." if problem else None
 
 
+# An answer cell's pre-filled line naming the variable the grader reads (`w3 = ...`), as
+# the student notebooks of the site and the assignments hand it out
+PLACEHOLDER = re.compile(r"^\s*[A-Za-z_]\w*(\s*,\s*[A-Za-z_]\w*)*\s*=\s*\.\.\.\s*$")
+
+
 def is_blank(answers: list[str], template: list[str] | None) -> bool:
     """True if every answer cell is empty, `...`, comments only, the placeholder text, or as
     handed out."""
     handed_out = {_normal(t) for t in template or []}
 
-    def code(text):   # without comment lines
+    def code(text):   # without comment lines and pre-filled `name = ...` placeholders
         return _normal("\n".join(line for line in text.splitlines()
-                                  if not line.strip().startswith("#")))
+                                  if not line.strip().startswith("#")
+                                  and not PLACEHOLDER.match(line)))
 
     return all(_normal(a) in handed_out | {"", "...", "_Type your answer here, replacing this "
                                                       "text._"} or code(a) in ("", "...")
