@@ -112,6 +112,9 @@ def test_a_folded_check_is_named_for_what_it_checks_closed_and_opened(page):
     html = (site_dir() / page).read_text(encoding="utf-8")
     closed = re.findall(r'<p class="collapsed admonition-title">(.*?)</p>', html)
     opened = re.findall(r'<p class="expanded admonition-title">(.*?)</p>', html)
-    assert closed and len(closed) == len(opened), (page, len(closed), len(opened))
+    # issue 43: at most two a chapter, only where the prose points to one as evidence
+    assert len(closed) == len(opened) <= 2, (page, len(closed), len(opened))
+    if not closed:
+        return
     assert [t for t in closed if not t.startswith("Check: ")] == []
     assert set(opened) == {"Hide this check"}, set(opened)
