@@ -26,11 +26,23 @@ def test_each_machine_computes_as_it_says(name):
 
 
 def test_the_old_cpu_machines_run_numpy_at_its_baseline_on_one_core():
-    seen = matrix.probe(matrix.MACHINES["Sandybridge"])
-    assert seen["dispatched"] == [] and seen["cores"] == 1 and seen["threads"] == [1]
-    seen = matrix.probe(matrix.MACHINES["Prescott"])   # one BLAS thread, not pinned
-    assert seen["dispatched"] == [] and seen["threads"] == [1]
-    assert seen["cores"] == matrix.probe(None)["cores"]
+    for name in ("Prescott", "Sandybridge"):
+        seen = matrix.probe(matrix.MACHINES[name])
+        assert seen["dispatched"] == [] and seen["cores"] == 1 and seen["threads"] == [1]
+
+
+def test_make_test_runs_every_machine_but_the_one_left_to_its_name(monkeypatch, capsys):
+    # What main() plans with no names: the one-core baseline, AVX2 and AVX-512 (or a skip
+    # saying why), never Sandybridge, which differs from Prescott only in OpenBLAS's kernel.
+    planned = []
+    monkeypatch.setattr(matrix, "plan", lambda name, *a: planned.append(name) or ("skipped", ""))
+    monkeypatch.setattr(sys, "argv", ["nbval_matrix.py"])
+    assert matrix.main() == 1   # nothing ran: every machine was "skipped" here
+    assert planned == ["Prescott", "Haswell", "Zen", "SkylakeX"]
+    monkeypatch.setattr(sys, "argv", ["nbval_matrix.py", "Sandybridge"])
+    planned.clear()
+    matrix.main()
+    assert planned == ["Sandybridge"]
 
 
 def test_numpy_1_x_feature_names_would_test_nothing():
