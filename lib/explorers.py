@@ -72,6 +72,27 @@ def _round(x):
     return a.tolist()
 
 
+def as_javascript_writes(value):
+    """`value` (JSON data) with every whole-number float an int, as JavaScript writes it.
+
+    A notebook stores an output's JSON as Python wrote it (``1.0``); JupyterLab reads it
+    into JavaScript, where 1.0 is 1, and would write ``1`` back: the stored notebook would
+    change on its first save. Written as ints, the two agree.
+
+    Examples
+    --------
+    >>> as_javascript_writes({"a": [1.0, 0.5, -2.0], "b": True, "c": "1.0"})
+    {'a': [1, 0.5, -2], 'b': True, 'c': '1.0'}
+    """
+    if isinstance(value, dict):
+        return {k: as_javascript_writes(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_javascript_writes(v) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)   # 2 ** 53: beyond it JavaScript writes 1e+20, not digits
+    return value
+
+
 def _config():
     return {
         "view": {"stroke": None},
@@ -184,7 +205,8 @@ class Explorer:
         Vega-Lite renderer, a fixed line of text (what nbval compares, and what a front end
         without a renderer shows), and, only while the site is built (``SITE_BUILD_ENV``),
         the HTML the site draws the chart from."""
-        jupyter_spec = dict(self.spec, **{"$schema": JUPYTER_VEGA_LITE_SCHEMA})
+        jupyter_spec = as_javascript_writes(
+            dict(self.spec, **{"$schema": JUPYTER_VEGA_LITE_SCHEMA}))
         bundle = {"text/plain": repr(self), JUPYTER_MIME: jupyter_spec}
         if os.environ.get(SITE_BUILD_ENV):
             bundle["text/html"] = self.to_html()

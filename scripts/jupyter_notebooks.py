@@ -78,6 +78,7 @@ sys.path.insert(0, str(ROOT / "_ext"))
 import study_time_rule  # noqa: E402  (the rule the site's study-time roles print)
 
 sys.path.insert(0, str(ROOT))
+from lib.explorers import as_javascript_writes  # noqa: E402
 from lib.selfcheck import MIME as SELFCHECK_MIME  # noqa: E402
 from lib.selfcheck import check_call, encode_questions, markdown_from_data  # noqa: E402
 
@@ -532,25 +533,10 @@ def chart_png(spec_json: str) -> str:
     return base64.b64encode(out.getvalue()).decode("ascii")
 
 
-SAFE_INTEGER = 2 ** 53      # JavaScript's Number.MAX_SAFE_INTEGER + 1
-
-
-def json_numbers(value):
-    """`value` (parsed JSON) with each whole float that JavaScript writes without a
-    decimal point (1.0, -3.0, 1e20) as an int, as JSON.parse then JSON.stringify write it:
-    JupyterLab re-serialises an output's JSON data that way, and a stored `1.0` that it
-    rewrites as `1` marks the notebook modified on opening (issue 49).
-
-    >>> json_numbers({"x": [1.0, 0.5, -2.0], "y": True, "z": "1.0"})
-    {'x': [1, 0.5, -2], 'y': True, 'z': '1.0'}
-    """
-    if isinstance(value, float) and value.is_integer() and abs(value) < SAFE_INTEGER:
-        return int(value)
-    if isinstance(value, dict):
-        return {key: json_numbers(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [json_numbers(item) for item in value]
-    return value
+# JupyterLab re-serialises an output's JSON data as JavaScript writes it (1.0 as 1): a stored
+# `1.0` it rewrites marks the notebook modified on opening (issue 49). lib.explorers writes
+# the charts so already; every other output's JSON is normalised here the same way.
+json_numbers = as_javascript_writes
 
 
 def clean_outputs(outputs: list, pngs: bool = True) -> list:

@@ -132,6 +132,16 @@ def test_opens_unmodified_and_draws_explorers(edition, md):
     assert not whole, f"{edition} {md.stem}: whole numbers stored as floats in {whole[:3]}"
 
 
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_the_references_charts_store_whole_numbers_as_javascript_does(md):
+    # lib.explorers writes them so: the executed reference (what nbval checks, and what a
+    # learner's own run of the chapter writes) agrees with what JupyterLab would save.
+    nb = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
+    charts = [o["data"][jn.VEGALITE] for c in nb.cells for o in c.get("outputs", [])
+              if jn.VEGALITE in o.get("data", {})]
+    assert not [c for c in charts if json_whole_floats(c)], f"{md.stem}: 1.0 where JS writes 1"
+
+
 def json_whole_floats(value) -> int:
     if isinstance(value, float):
         return value.is_integer()
