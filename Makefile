@@ -184,8 +184,11 @@ $(SITE_STAMP): requirements/test.txt $(STAMP)
 
 # SITE_BUILT=1 skips the strict build when it is known to be done for this tree (.ci/run:
 # make test has just made it; a second build would only re-read the same files).
+# Two test processes (pytest-xdist; tests/site/conftest.py keeps a file's tests in one, and
+# the page visits' two readers together): most of the browser tests' time is waiting.
+SITE_TEST_PROCESSES ?= 2
 test-site: $(SITE_STAMP) $(if $(SITE_BUILT),,book-strict)  ## the built site in Chromium: errors, requests, math, alt text, axe, page weight
-	SITE_DIR=$${SITE_DIR:-$(CURDIR)/_build/html} timeout 900 $(PY) -m pytest tests/site
+	SITE_DIR=$${SITE_DIR:-$(CURDIR)/_build/html} timeout 900 $(PY) -m pytest -n $(SITE_TEST_PROCESSES) --dist loadfile tests/site
 
 # The page audit (scripts/audit.py): Lighthouse (pinned in package.json) on every page of the
 # built site, served on 127.0.0.1 with gzip, in Debian's Chromium with Lighthouse's phone

@@ -12,10 +12,15 @@ Environment:
   SCREENSHOT_DIR   where the screenshots and report.json go (default: SITE_DIR/../screenshots)
   CHROMIUM         the browser (default: /usr/bin/chromium; no browser is ever downloaded)
   SITE_TEST_WORKERS  pages visited at once (default 2)
+
+`make test-site` runs these tests in two processes (pytest-xdist, `-n 2 --dist loadfile`),
+a test file at a time in one process; the two files that read the page visits (test_site.py
+and test_accessibility.py) go to the same process, so that every page is still visited once.
 """
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +40,28 @@ def pytest_ignore_collect(collection_path, config):
     if not _asked_for(config):
         return True
     return None
+
+
+_STARTED = time.time()
+
+# The test files that read `visits` (one process visits the pages, once).
+VISIT_READERS = {"test_site.py", "test_accessibility.py"}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's `--dist loadfile`, but with the page visits' two readers as one file: a
+    file's tests run in one process (its module-scoped browser and fixtures are made once),
+    and the pages are visited once. (xdist's own `loadgroup` marks are lost under pytest 9.2,
+    which no longer reads the node id xdist rewrites.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            path = nodeid.split("::", 1)[0]
+            return "visits" if Path(path).name in VISIT_READERS else path
+
+    return ByFile(config, log)
 
 
 @pytest.fixture(scope="session")
@@ -67,10 +94,17 @@ def visits(origin):
 
 def pytest_terminal_summary(terminalreporter):
     if VISITS:
-        terminalreporter.section("site totals (also in report.json beside the screenshots)")
-        for key, value in totals().items():
-            terminalreporter.write_line(f"{key:>26}: {value}")
-        terminalreporter.write_line(f"{'screenshots in':>26}: {screenshot_dir()}")
+        found = totals()
+    else:
+        # Under pytest-xdist the visits were made in a worker: read what it wrote.
+        report = screenshot_dir() / "report.json"
+        if not report.exists() or report.stat().st_mtime < _STARTED:
+            return
+        found = json.loads(report.read_text())["totals"]
+    terminalreporter.section("site totals (also in report.json beside the screenshots)")
+    for key, value in found.items():
+        terminalreporter.write_line(f"{key:>26}: {value}")
+    terminalreporter.write_line(f"{'screenshots in':>26}: {screenshot_dir()}")
 
 
 @pytest.fixture(scope="module")
