@@ -14,7 +14,8 @@ What is counted, in a notebook's MyST source (notebooks/NN_name.md):
 
 * prose words: whitespace-separated tokens with a letter or digit in them, outside code
   cells, after removing MyST syntax (front matter, `(label)=` lines, directive fences and
-  their `:option:` lines, `+++` cell breaks, `%` and HTML comments; a role counts as the
+  their `:option:` lines, `+++` cell breaks, `%` and HTML comments, and the lecture
+  deck's `{only}` blocks, which the page does not show; a role counts as the
   text it shows: `{ref}`title <label>`` as its title, `{glue:text}`key:.3f`` as one
   number).
   Mathematics counts token by token, as it is read.
@@ -226,6 +227,8 @@ def classify(lines: list[str]) -> list[Line]:
                 if "remove-input" in tags and QUESTION_CALL.search(
                         "\n".join(cell_body(lines, j, fence))):
                     kind, out[i].question = "hidden", True
+            elif name == "only":
+                kind = "hidden"                          # the lecture deck's, not the page's
             elif not directive or name in ("code-block", "code", "sourcecode"):
                 kind = "code"
             else:

@@ -26,7 +26,8 @@ cell without its answer, then a one-line code cell `check("sc-...", ...)` that a
 in both editions; a `predict` cell's output collapsed; an exercise's `% answer: a, b` line
 as the student answer cell's `a = ...` lines (answer_names); headings
 numbered as the page numbers them ("## 3.4. Title"), since the text says "Section 3.4". No
-`(label)=` line, no `remove-cell` cell (the Colab install cell is kept, its source
+`(label)=` line, no lecture deck's slide break (`% slide`) or `{only} slides`/`{only} notes`
+block (scripts/slides.py reads them; the page drops them too), no `remove-cell` cell (the Colab install cell is kept, its source
 collapsed: it is a no-op outside Colab), no otter test configuration cell; glue's own
 outputs (no renderer in Jupyter) and the explorers' HTML fallback (JupyterLab would prefer
 it to the Vega-Lite chart) are dropped from the stored outputs, and each explorer's output
@@ -86,6 +87,11 @@ MYST = (MarkdownIt("commonmark").enable("table").use(myst_role_plugin).use(myst_
         .use(colon_fence_plugin).use(dollarmath_plugin).use(amsmath_plugin))
 ROLE = re.compile(r"\{(?P<name>[\w:.-]+)\}(?P<ticks>`+)(?P<content>.+?)(?P=ticks)", re.S)
 NAMED = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+# The lecture deck's authoring constructs (scripts/slides.py), which the page and every
+# notebook drop: a slide break `% slide` (or `% slide: Title`), and `{only}` blocks whose tag
+# Sphinx's HTML builder never sets (so its `only` directive drops them from the page).
+SLIDE_BREAK = re.compile(r"^\s*slide\s*(?::\s*(?P<title>.*?))?\s*$")
+DECK_ONLY = ("slides", "notes")
 TEST_CONFIG = re.compile(r'^\s*"""\s*#\s*BEGIN\s+TEST\s+CONFIG', re.I)
 KIND = re.compile(r"^\s*\*\((?P<kind>[^)]*)\)\*\s*")
 CODE_KINDS = ("Code", "Pen and paper, then code")
@@ -311,8 +317,23 @@ class Chapter:
         self.study = study_time_rule.analyse(source.read_text(), name) if source.exists() else None
 
     # ---------------------------------------------------------------- blocks
-    def segments(self, text: str) -> list:
-        """The Markdown text split into converted Markdown (str) and Directive blocks, in order."""
+    def segments(self, text: str, deck: bool = False) -> list:
+        """The Markdown text split into converted Markdown (str) and Directive blocks, in order.
+
+        The deck's authoring constructs (scripts/slides.py) are dropped, as the page drops
+        them: a `% slide` comment line, and a ```` ```{only} slides ```` or
+        ```` ```{only} notes ```` block. With `deck`, they are kept: an `{only}` block as
+        its Directive, a slide break as Directive("slide", title, {}, "").
+
+        >>> chapter = Chapter.__new__(Chapter)
+        >>> text = "One.\n\n% slide: Two\n\n```{only} notes\nSay it.\n```\n"
+        >>> chapter.segments(text)
+        ['One.']
+        >>> [getattr(s, "name", s) for s in chapter.segments(text, deck=True)]
+        ['One.', 'slide', 'only']
+
+        Raises ValueError on an `{only}` block for any other tag than slides or notes (the
+        site's HTML builder would show it, the notebooks would not)."""
         tokens, lines = MYST.parse(text), text.split("\n")
         out, buffer, end, i = [], [], 0, 0
 
@@ -340,7 +361,20 @@ class Chapter:
             buffer.extend(lines[end:start])          # the blank lines between blocks
             end = stop
             named = directive(token) if token.type in ("fence", "colon_fence") else None
+            if token.type == "myst_line_comment" and deck and \
+                    (brk := SLIDE_BREAK.match(token.content)):
+                flush()
+                out.append(Directive("slide", brk["title"] or "", {}, ""))
+                continue
             if token.type in ("myst_target", "myst_line_comment"):
+                continue
+            if named and named[0] == "only":
+                if named[1] not in DECK_ONLY:
+                    raise ValueError(f"{self.name}: {{only}} {named[1]}: a chapter's {{only}} "
+                                     f"block is for the deck: {' or '.join(DECK_ONLY)}")
+                if deck:
+                    flush()
+                    out.append(Directive("only", named[1], {}, token.content.strip("\n")))
                 continue
             if named:
                 flush()

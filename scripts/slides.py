@@ -128,30 +128,46 @@ class Renderer:
 # ---- reading a chapter -------------------------------------------------------------------
 @dataclass
 class Section:
+    """A `##` section of the chapter, or a part of one that a `% slide` break starts."""
     title: str
+    section: str = ""                                # the `##` heading it is part of
+    brk: bool = False                                # started by a `% slide` break
     prose: list = field(default_factory=list)        # Markdown paragraphs, converted
     formulas: list = field(default_factory=list)     # display math (TeX)
     evidence: list = field(default_factory=list)     # ("figure", png, caption, alt) | ("output", code, text)
     explorers: list = field(default_factory=list)    # Vega-Lite specs
     questions: list = field(default_factory=list)    # self-check data
     exercises: list = field(default_factory=list)    # (number, Markdown)
+    shown: list = field(default_factory=list)        # `{only} slides` blocks (Markdown, converted)
+    said: list = field(default_factory=list)         # `{only} notes` blocks (Markdown, converted)
 
 
 DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
 
 
 def read_chapter(name: str, book: Book, bibliography: Bibliography):
-    """The chapter's title, objectives (Markdown list) and sections."""
+    """The chapter's title, objectives (Markdown list), sections (a `% slide` break starts a
+    part of its section, listed as a Section of its own) and its introduction (the text
+    before the first section, whose `{only} notes` go to the title slide)."""
     chapter = Chapter(name, book, bibliography, edition="student")
     title, objectives, sections = name, "", []
-    current = Section("")
+    current = intro = Section("")
     in_solution = False
     for cell in chapter.reference.cells:
         tags = cell.metadata.get("tags", [])
         if cell.cell_type == "markdown":
-            for seg in chapter.segments(cell.source):
+            for seg in chapter.segments(cell.source, deck=True):
                 if isinstance(seg, Directive):
-                    if seg.name == "solution-start":
+                    if seg.name in ("slide", "only") and in_solution:
+                        raise ValueError(f"{name}: a slide break or {{only}} block in a "
+                                         "solution (a deck shows no solution)")
+                    if seg.name == "slide":
+                        current = Section(seg.arg or current.section, current.section, True)
+                        sections.append(current)
+                    elif seg.name == "only":
+                        (current.shown if seg.arg == "slides" else current.said).append(
+                            chapter.text(seg.body))
+                    elif seg.name == "solution-start":
                         in_solution = True
                     elif seg.name == "solution-end":
                         in_solution = False
@@ -174,7 +190,7 @@ def read_chapter(name: str, book: Book, bibliography: Bibliography):
                         title = heading.group(2).strip()
                         continue
                     if heading and len(heading.group(1)) == 2:
-                        current = Section(heading.group(2).strip())
+                        current = Section(heading.group(2).strip(), heading.group(2).strip())
                         sections.append(current)
                         continue
                     current.formulas += [m.strip() for m in DISPLAY.findall(block)]
@@ -200,7 +216,7 @@ def read_chapter(name: str, book: Book, bibliography: Bibliography):
                        if o.get("output_type") == "stream" and o.get("name") == "stdout")
         if text.strip():
             current.evidence.append(("output", cell.source, text.rstrip("\n")))
-    return title, objectives, sections
+    return title, objectives, sections, intro
 
 
 # ---- writing a deck ----------------------------------------------------------------------
@@ -242,8 +258,11 @@ def short_points(block: str) -> str:
     return "\n".join(f"- {first_sentence(item)}" for item in items[1:] if item.strip())
 
 
-def notes(render, paragraphs) -> str:
-    body = "".join(render(p) for p in paragraphs)
+def notes(render, paragraphs, said=()) -> str:
+    """The speaker notes: the author's `{only} notes` first, then the section's prose."""
+    authored = "".join(render(p) for p in said)
+    body = (f'<div class="authored-notes">{authored}</div>' if authored else "") \
+        + "".join(render(p) for p in paragraphs)
     return f'<aside class="notes">{body}</aside>' if body else ""
 
 
@@ -277,35 +296,47 @@ def question_slide(render, q: dict) -> str:
 
 
 def deck(name: str, book: Book, bibliography: Bibliography, render: Renderer) -> str:
-    title, objectives, sections = read_chapter(name, book, bibliography)
+    title, objectives, sections, intro = read_chapter(name, book, bibliography)
     number = book.chapters.get(name)
     slides = [f'<section class="title-slide"><p class="kicker">Chapter {number}</p>'
               f"<h1>{render.inline(title)}</h1>"
               + (f'<div class="objectives"><p>You will be able to</p>{render(objectives)}</div>'
-                 if objectives else "") + "</section>"]
+                 if objectives else "") + notes(render, [], intro.said) + "</section>"]
+    if intro.shown or intro.brk:
+        raise ValueError(f"{name}: an {{only}} slides block before the first section "
+                         "(the title slide shows the title and objectives)")
     exercises, ending = [], []
     n_explorer = 0
     for section in sections:
         heading = re.sub(r"^\d+(\.\d+)*\.?\s+", "", section.title)
-        key = heading.lower()
+        key = re.sub(r"^\d+(\.\d+)*\.?\s+", "", section.section).lower()
         exercises += section.exercises
         if key.startswith(SKIP_SECTIONS):
+            if section.brk or section.shown or section.said:
+                raise ValueError(f"{name}: a slide break or {{only}} block in {heading!r} "
+                                 "(a deck shows each exercise's statement alone)")
             continue
         if key.startswith(END_SECTIONS):
-            # each point's first sentence on the slide, the whole text in the notes
-            points = "\n\n".join(short_points(p) for p in section.prose)
+            # each point's first sentence on the slide (or the author's {only} slides
+            # text), the whole text in the notes
+            points = "\n\n".join(section.shown or [short_points(p) for p in section.prose])
             ending.append(f'<section class="end-slide"><h2>{render.inline(heading)}</h2>'
-                          f'{render(points)}{notes(render, section.prose)}</section>')
+                          f'{render(points)}{notes(render, section.prose, section.said)}'
+                          "</section>")
             continue
         h2 = f"<h2>{render.inline(heading)}</h2>"
-        # the idea: the section's opening sentence and its first displayed formula
-        lead = render(first_sentence(section.prose[0])) if section.prose else ""
-        if lead.count("$$") or "katex-display" in lead:
-            lead = ""                                  # the sentence is the formula itself
-        if section.formulas:
-            lead += render(f"$${section.formulas[0]}$$")
+        if section.shown:
+            # the author's `{only} slides` text, in place of the automatic lead
+            lead = "".join(render(block) for block in section.shown)
+        else:
+            # the idea: the section's opening sentence and its first displayed formula
+            lead = render(first_sentence(section.prose[0])) if section.prose else ""
+            if lead.count("$$") or "katex-display" in lead:
+                lead = ""                              # the sentence is the formula itself
+            if section.formulas:
+                lead += render(f"$${section.formulas[0]}$$")
         slides.append(f'<section class="idea-slide">{h2}{lead}'
-                      f"{notes(render, section.prose)}</section>")
+                      f"{notes(render, section.prose, section.said)}</section>")
         figure = next((e for e in section.evidence if e[0] == "figure"), None)
         output = next((e for e in section.evidence if e[0] == "output"), None)
         if figure:
