@@ -326,7 +326,7 @@ class Chapter:
         its Directive, a slide break as Directive("slide", title, {}, "").
 
         >>> chapter = Chapter.__new__(Chapter)
-        >>> text = "One.\n\n% slide: Two\n\n```{only} notes\nSay it.\n```\n"
+        >>> text = "One.\\n\\n% slide: Two\\n\\n```{only} notes\\nSay it.\\n```\\n"
         >>> chapter.segments(text)
         ['One.']
         >>> [getattr(s, "name", s) for s in chapter.segments(text, deck=True)]
