@@ -145,11 +145,12 @@ class Section:
 DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
 
 
-def read_chapter(name: str, book: Book, bibliography: Bibliography):
+def read_chapter(name: str, book: Book, bibliography: Bibliography, reference=None):
     """The chapter's title, objectives (Markdown list), sections (a `% slide` break starts a
     part of its section, listed as a Section of its own) and its introduction (the text
-    before the first section, whose `{only} notes` go to the title slide)."""
-    chapter = Chapter(name, book, bibliography, edition="student")
+    before the first section, whose `{only} notes` go to the title slide). `reference`: the
+    executed notebook, if not notebooks/<name>.ipynb."""
+    chapter = Chapter(name, book, bibliography, reference, edition="student")
     title, objectives, sections = name, "", []
     current = intro = Section("")
     in_solution = False
@@ -295,8 +296,9 @@ def question_slide(render, q: dict) -> str:
     return "".join(parts)
 
 
-def deck(name: str, book: Book, bibliography: Bibliography, render: Renderer) -> str:
-    title, objectives, sections, intro = read_chapter(name, book, bibliography)
+def deck(name: str, book: Book, bibliography: Bibliography, render: Renderer,
+         reference=None) -> str:
+    title, objectives, sections, intro = read_chapter(name, book, bibliography, reference)
     number = book.chapters.get(name)
     slides = [f'<section class="title-slide"><p class="kicker">Chapter {number}</p>'
               f"<h1>{render.inline(title)}</h1>"

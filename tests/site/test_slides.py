@@ -7,7 +7,9 @@ shown): nothing on a slide reaches past 1280 x 720, text is at least 24 px (an e
 chart text at least 18 px), every self-check question has its slide with the answer on a
 fragment, each explorer is drawn, each exercise has its slide (the deck is written from
 the student edition's text: no solution), and no other host is asked for anything. One deck is
-also driven by the keyboard, opens its speaker view, and is printed (`?print-pdf`).
+also driven by the keyboard, opens its speaker view, and is printed (`?print-pdf`). What a
+chapter authored for its deck (`{only} slides`, `{only} notes`) is on no page of the built
+site (SITE_DIR), as Sphinx's `only` directive promises (read from the files, no browser).
 """
 
 import json
@@ -18,7 +20,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT))
 import slides  # noqa: E402
+from tests.test_slide_authoring import SOURCES, authored, plain  # noqa: E402
 
 SELFCHECK_MIME = "application/vnd.course.selfcheck+json"
 WIDTH, HEIGHT, MIN_TEXT_PX, MIN_CHART_TEXT_PX = 1280, 720, 24, 18
@@ -194,3 +198,16 @@ def test_keyboard_fragments_speaker_view_and_print(decks, browser):
     assert page.evaluate("document.querySelectorAll('.pdf-page').length") == \
         page.evaluate("Reveal.getTotalSlides()")
     context.close()
+
+
+def test_what_a_chapter_authored_for_its_deck_is_on_no_page_of_the_site():
+    import re
+
+    from site_config import site_dir
+
+    for md in SOURCES:
+        page = (site_dir() / "notebooks" / f"{md.stem}.html").read_text()
+        text = plain(re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S))
+        assert "{only}" not in page and "% slide" not in page, md.stem
+        for tag, _, words in authored(md):
+            assert words not in text, (md.stem, tag, words)
