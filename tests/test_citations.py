@@ -25,15 +25,20 @@ CODE_FENCE = re.compile(r"^(`{3,}|~{3,})(?!\{(?!code-block|code-cell|code\}))[^\
                         re.M | re.S)
 
 
+# What a chapter writes for its lecture deck only (scripts/slides.py), not on its page
+DECK_ONLY = re.compile(r"^(`{3,})\{only\}.*?^\1[ \t]*$", re.M | re.S)
+
+
 def text_of(page: Path) -> str:
-    """A page's Markdown, without front matter and code cells."""
+    """A page's Markdown, without front matter, code cells and the deck's `{only}` blocks."""
     if page.parent.name == "notebooks":
         nb = jupytext.read(page)
-        return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        return DECK_ONLY.sub("", "\n\n".join(c.source for c in nb.cells
+                                              if c.cell_type == "markdown"))
     text = page.read_text(encoding="utf-8")
     if text.startswith("---\n"):
         text = text[text.index("\n---\n", 4) + 5:]
-    return text
+    return DECK_ONLY.sub("", text)
 
 
 def without_code(markdown: str) -> str:
