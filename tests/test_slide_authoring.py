@@ -204,3 +204,15 @@ def test_no_notebook_a_person_opens_holds_the_authored_text(md):
         assert "{only}" not in text and not BREAK.search(text), path
         for _, _, words in authored(md):
             assert words not in flat, (path, words)
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_no_assignment_notebook_holds_the_authored_text(md, book):
+    import assignments
+
+    nb, _ = assignments.master_notebook(md, *book)
+    text = "\n".join(c.source for c in nb.cells)
+    flat = " ".join(text.split())
+    assert "{only}" not in text and not BREAK.search(text)
+    for _, _, words in authored(md):
+        assert words not in flat, words
