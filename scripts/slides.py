@@ -6,8 +6,9 @@ and glued numbers as the page), with the same Markdown conversion as the Jupyter
 notebooks (`scripts/jupyter_notebooks.py`'s `Chapter`): nothing is typed twice. A deck:
 
 - a title slide: the chapter's title and its objectives;
-- a slide per core idea, one per section: its heading and its first displayed formula
-  (or its opening sentence), the section's prose in the speaker notes (press S);
+- a slide per core idea, one per section (and one per `% slide` break, below): its heading,
+  its opening sentence and first displayed formula, the section's prose in the speaker
+  notes (press S);
 - the section's evidence on its own slide: its figure (with the caption), or the first
   printed result with the few lines of code that print it; an explorer live, as on the
   page (Vega, Vega-Lite and Vega-Embed from the deck's own folder);
@@ -16,13 +17,30 @@ notebooks (`scripts/jupyter_notebooks.py`'s `Chapter`): nothing is typed twice. 
   speaker notes;
 - each exercise's statement, never its solution; the summary last.
 
+A chapter steers its deck from its own MyST, with constructs that its page (Sphinx's `only`
+directive drops a block whose tag the HTML builder does not set) and every notebook made
+from it (`Chapter.segments` drops them unless asked with `deck=True`) leave out:
+
+- `% slide` or `% slide: Title`, a MyST comment line: a new idea slide at that point of a
+  section (a part of it, read as a Section of its own), headed by the title or else the
+  section's heading; what follows goes with it (its figure or output, explorers, questions);
+- ```` ```{only} slides ```` ... ```` ``` ````: Markdown shown on the slide where it sits (the
+  idea slide of its section or part, or the summary's), in place of the automatic lead;
+- ```` ```{only} notes ```` ... ```` ``` ````: speaker notes for that slide (before the first
+  section: the title slide), put before the notes made from the section's prose.
+
+A construct in the exercises section or in a solution, which the deck does not show, is an
+error (ValueError naming the chapter); tests/test_slide_authoring.py checks them without
+a browser.
+
 Everything a deck loads lies beside it in `_build/slides/_static/` (reveal.js, KaTeX's
 stylesheet and fonts, the explorers' scripts; all pinned in package.json): served, a deck
 asks no other host. The math is typeset here, by KaTeX in node (`_ext/katex_render.js`,
 as the site does), so a deck runs no math script. The slides are 1280 x 720 in the
 site's light theme, body text 28 px; tests/site/test_slides.py checks every slide of every
 deck in Chromium (nothing overflows 1280 x 720, text at least 24 px, the explorers drawn,
-every question present, no other host asked, keyboard, speaker notes and `?print-pdf`).
+every question present, no other host asked, keyboard, speaker notes and `?print-pdf`),
+and that the built site's pages hold none of the `{only}` text.
 
     python scripts/slides.py              # every chapter
     python scripts/slides.py 03_masking   # one
