@@ -322,7 +322,7 @@ def deck(name: str, book: Book, bibliography: Bibliography, render: Renderer,
               f"<h1>{render.inline(title)}</h1>"
               + (f'<div class="objectives"><p>You will be able to</p>{render(objectives)}</div>'
                  if objectives else "") + notes(render, [], intro.said) + "</section>"]
-    if intro.shown or intro.brk:
+    if intro.shown:
         raise ValueError(f"{name}: an {{only}} slides block before the first section "
                          "(the title slide shows the title and objectives)")
     exercises, ending = [], []
