@@ -14,10 +14,9 @@ What is counted, in a notebook's MyST source (notebooks/NN_name.md):
 
 * prose words: whitespace-separated tokens with a letter or digit in them, outside code
   cells, after removing MyST syntax (front matter, `(label)=` lines, directive fences and
-  their `:option:` lines, `+++` cell breaks, `%` and HTML comments, and the lecture
-  deck's `{only}` blocks, which the page does not show; a role counts as the
-  text it shows: `{ref}`title <label>`` as its title, `{glue:text}`key:.3f`` as one
-  number).
+  their `:option:` lines, `+++` cell breaks, `%` and HTML comments, the deck's `{only}`
+  blocks; a role counts as the text it shows: `{ref}`title <label>`` as its title,
+  `{glue:text}`key:.3f`` as one number).
   Mathematics counts token by token, as it is read.
 * code lines: the non-blank lines of code cells, and of displayed code blocks (a fence with
   no directive, or `{code-block}`), without the cells tagged `remove-cell` (the hidden
@@ -227,12 +226,10 @@ def classify(lines: list[str]) -> list[Line]:
                 if "remove-input" in tags and QUESTION_CALL.search(
                         "\n".join(cell_body(lines, j, fence))):
                     kind, out[i].question = "hidden", True
-            elif name == "only":
-                kind = "hidden"                          # the lecture deck's, not the page's
             elif not directive or name in ("code-block", "code", "sourcecode"):
                 kind = "code"
-            else:
-                kind = "prose"
+            else:   # an {only} block is the lecture deck's, not the page's
+                kind = "hidden" if name == "only" else "prose"
             if name == "exercise":
                 out[i].exercise = options.get("label") or f"<exercise line {i}>"
             if name in ("solution", "solution-start"):
