@@ -208,3 +208,56 @@ def test_student_edition_download_menu_offers_the_assignment_or_says_where_it_is
 
     with zipfile.ZipFile(out / "_downloads/assignments/03_masking-assignment.zip") as z:
         assert sorted(z.namelist()) == ["03_masking/03_masking.ipynb", "03_masking/tests/q.py"]
+
+
+def rubric_specs():
+    """Every hand-graded question's spec, tests/assignments/questions/<label>.yml."""
+    return {p.stem: assignments.question_spec(p.stem)
+            for p in sorted(assignments.QUESTIONS.glob("*.yml"))
+            if not p.name.endswith(".term.yml")}
+
+
+RUBRIC_UNIT = 0.0625  # the smallest rubric item, a sixteenth of a point
+
+
+def test_every_rubric_item_is_one_claim_with_a_rule_for_half_right_and_every_question_names_its_common_mistakes():
+    # issue 45: items worth 0.25 bundled two or three claims with no rule for half-right, and
+    # no item named a common mistake; a TA applies each item the same way twice
+    specs = rubric_specs()
+    assert len(specs) >= 30
+    for label, spec in specs.items():
+        mistakes = " ".join((spec.get("mistakes") or "").split())
+        assert len(mistakes) > 60 and ";" in mistakes, f"{label}: no line of common mistakes"
+        for item in spec["rubric"]:
+            where = f"{label}: {item['criterion'][:50]}"
+            assert set(item) <= {"points", "criterion", "partial"}, where
+            assert (item["points"] / RUBRIC_UNIT).is_integer() and item["points"] > 0, where
+            # one claim: no item above a quarter point (the bundled ones were 0.4 and 0.5)
+            assert item["points"] <= 0.25, where
+            if item["points"] > 2 * RUBRIC_UNIT:
+                assert item.get("partial"), f"{where}: worth more than 0.125, no partial rule"
+            if item.get("partial"):
+                part = re.match(r"(\d*\.?\d+) (if|for) ", item["partial"])
+                assert part, f"{where}: a partial rule starts with its points, then if or for"
+                earned = float(part[1])
+                assert 0 < earned < item["points"] and (earned / RUBRIC_UNIT).is_integer(), where
+
+
+def test_rubrics_render_their_partial_rules_and_mistakes_for_gradescope_and_the_ta():
+    import grade_assignments
+
+    specs = rubric_specs()
+    questions = {label: {"kind": "manual", "points": spec["points"], "rubric": spec["rubric"],
+                         "mistakes": spec["mistakes"], "model": "The book's solution."}
+                 for label, spec in specs.items()}
+    rubrics = assignments.rubrics_markdown("01_span", questions)
+    for label, spec in specs.items():
+        ta = "\n".join(grade_assignments.rubric_markdown(label, questions[label]))
+        for item in spec["rubric"]:
+            line = f"{item['points']:g}: {' '.join(item['criterion'].split())}"
+            if item.get("partial"):
+                line += f" *Partly right:* {' '.join(item['partial'].split())}"
+            assert f"\n- {line}\n" in rubrics and f"\n- {line.replace(':', ' pt:', 1)}\n" in ta
+        mistakes = " ".join(spec["mistakes"].split())
+        assert f"Common mistakes: {mistakes}" in rubrics
+        assert f"**Common mistakes:** {mistakes}" in ta
