@@ -70,6 +70,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from jupyter_notebooks import (NOTEBOOKS, ROOT, Bibliography, Book, Chapter,  # noqa: E402
                                Directive)
 
+from lib.figures import FIGURE_DPI, FONT_SIZE  # noqa: E402
+
 OUT = ROOT / "_build" / "slides"
 NODE_MODULES = ROOT / "node_modules"
 SELFCHECK_MIME = "application/vnd.course.selfcheck+json"
@@ -79,6 +81,11 @@ END_SECTIONS = ("summary", "where this goes next")
 MAX_OUTPUT_LINES = 12      # a printed result taller than this is cut (the page has it whole)
 MAX_CODE_LINES = 8
 FIGURE_PX = 580            # a figure's height on its slide, with a line of caption below
+FIGURE_TEXT_PX = 18        # a figure's smallest text on a slide (1280 x 720), at least
+# A figure's text is at least FONT_SIZE points at FIGURE_DPI px an inch (lib.figures), 16.7
+# px at its natural size: a figure, or a strip of a tall one, at most STRIP_PX high is
+# enlarged to FIGURE_PX on its slide, so its text is at least FIGURE_TEXT_PX.
+STRIP_PX = int(FIGURE_PX * FONT_SIZE / 72 * FIGURE_DPI / FIGURE_TEXT_PX)
 SLIDE_LINES = 19           # lines of 24 px code or output a slide holds under a one-line heading
 HEADING_CHARS = 44         # characters of a 40 px heading per line
 STATIC = {   # what a deck loads, copied from node_modules into _build/slides/_static/
@@ -247,17 +254,17 @@ def first_sentence(markdown_text: str) -> str:
 
 def figure_strips(png_b64: str) -> list[str]:
     """A figure too tall for a slide cut into strips at its blank rows (between its panels),
-    each at most FIGURE_PX high at the page's size (PNG, base64); a figure that fits, whole."""
+    each at most STRIP_PX high at the page's size (PNG, base64); a figure that fits, whole."""
     data = base64.b64decode(png_b64)
     image = Image.open(io.BytesIO(data)).convert("RGB")
-    if image.height <= FIGURE_PX:
+    if image.height <= STRIP_PX:
         return [png_b64.strip()]
     pixels = np.asarray(image)
     blank = (pixels.min(axis=(1, 2)) >= 245)              # a row with nothing drawn on it
     cuts, start = [], 0
-    while image.height - start > FIGURE_PX:
-        window = np.flatnonzero(blank[start + FIGURE_PX // 3:start + FIGURE_PX])
-        end = start + FIGURE_PX // 3 + int(window[-1]) if window.size else start + FIGURE_PX
+    while image.height - start > STRIP_PX:
+        window = np.flatnonzero(blank[start + STRIP_PX // 3:start + STRIP_PX])
+        end = start + STRIP_PX // 3 + int(window[-1]) if window.size else start + STRIP_PX
         cuts.append((start, end))
         start = end
     cuts.append((start, image.height))

@@ -106,8 +106,13 @@ MEASURE = """([minText, minChart]) => {
     if (size < minText) small.push("math " + k.textContent.slice(0, 20) + " " + size);
   }
   const imgs = [...slide.querySelectorAll("img")].map(i => [i.naturalHeight, i.getBoundingClientRect().height / scale]);
+  // each figure's drawn scale (object-fit: contain: the smaller of the box's two ratios)
+  const figs = [...slide.querySelectorAll("figure img")].map(i => {
+    const box = i.getBoundingClientRect();
+    return Math.min(box.width / scale / i.naturalWidth, box.height / scale / i.naturalHeight);
+  });
   return {kind: slide.className.split(" ")[0], id: slide.dataset.question || null,
-          over, small, chart, imgs,
+          over, small, chart, imgs, figs,
           explorers: [...slide.querySelectorAll(".explorer")].map(e => !!e.querySelector("svg text")),
           answer: !!slide.querySelector(".fragment.answer"),
           notes: !!slide.querySelector("aside.notes")};
@@ -130,6 +135,19 @@ def test_text_is_at_least_24px_and_chart_text_18px(shown):
     chart = {f"{name} slide {i + 1}": s["chart"][:3] for name, r in shown.items()
              for i, s in enumerate(r["slides"]) if s["chart"]}
     assert not small and not chart
+
+
+def test_figure_text_is_at_least_18px(shown):
+    # lib.figures writes every figure's text at FONT_SIZE points or more, FIGURE_DPI px an
+    # inch: on a slide, drawn at the scale the browser chose for its PNG
+    from lib.figures import FIGURE_DPI, FONT_SIZE
+
+    px = FONT_SIZE / 72 * FIGURE_DPI
+    small = {f"{name} slide {i + 1}": [round(px * k, 1) for k in s["figs"]]
+             for name, r in shown.items() for i, s in enumerate(r["slides"])
+             if any(px * k < slides.FIGURE_TEXT_PX - 0.05 for k in s["figs"])}
+    assert sum(len(s["figs"]) for r in shown.values() for s in r["slides"]) > 0
+    assert not small
 
 
 def test_figures_are_shown_larger_than_on_the_page_or_as_tall_as_a_slide_allows(shown):
