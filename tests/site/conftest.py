@@ -10,6 +10,7 @@ Chromium and the packages of requirements/test.txt.
 Environment:
   SITE_DIR         the built site (default: _build/html of the repository)
   SCREENSHOT_DIR   where the screenshots and report.json go (default: SITE_DIR/../screenshots)
+  SITE_FULL_SCREENSHOTS=1  the light screenshot of each whole page (default: its first screen)
   CHROMIUM         the browser (default: /usr/bin/chromium; no browser is ever downloaded)
   SITE_TEST_WORKERS  pages visited at once (default 2)
 

@@ -2,8 +2,9 @@
 
 Each page is loaded in a fresh browser context (an empty cache, as for a first-time
 reader) with the light colour scheme; MathJax is waited for, the page is inspected,
-axe-core checks it, a full-page screenshot is taken; then the colour scheme is switched to
-dark, and axe's colour-contrast rule and a screenshot are run again. Pages are visited two
+axe-core checks it, a screenshot is taken (of the whole page with SITE_FULL_SCREENSHOTS=1);
+then the colour scheme is switched to dark, and axe's colour-contrast rule and a screenshot
+are run again. Pages are visited two
 at a time (SITE_TEST_WORKERS), each in its own renderer process, since axe's colour
 contrast check takes most of the time.
 
@@ -93,6 +94,9 @@ NARROW = {"width": 390, "height": 844}
 # HTML_CodeSniffer at 390 px too (its rules barely depend on the width; about 1 s a page on
 # 2 busy cores): SITE_A11Y_NARROW=1. Target size and focus are checked at 390 px always.
 HTMLCS_NARROW = os.environ.get("SITE_A11Y_NARROW") == "1"
+# The light screenshot of the whole page (SITE_FULL_SCREENSHOTS=1), to look at; by default
+# the first screen only, as the dark one: painting a whole chapter was 12 % of the visits.
+FULL_SCREENSHOTS = os.environ.get("SITE_FULL_SCREENSHOTS") == "1"
 
 # HTML_CodeSniffer's WCAG2AA errors (its warnings and notices ask a person to judge). An
 # accepted exception is listed here with its reason, and argued on chapters/accessibility.md.
@@ -482,7 +486,7 @@ async def visit_page(browser, origin: str, page: str, shots: Path, site_root: Pa
         # near the screen (content-visibility in _static/site.css), so the others would
         # come out blank; for the screenshot every section is painted.
         await tab.add_style_tag(content=SHOW_EVERY_SECTION)
-        await tab.screenshot(path=shots / f"{name}.png", full_page=True)
+        await tab.screenshot(path=shots / f"{name}.png", full_page=FULL_SCREENSHOTS)
         v.screenshots.append(f"{name}.png")
         lap("screenshot_light")
 
