@@ -14,9 +14,9 @@
    - runs them at the reader's first action: at once on a press (pointer, touch or key),
      before its click, so that the click that follows finds their handlers; when the mouse
      moves or the page scrolls, on the next idle moment;
-   - if a click on a theme control comes before the text has arrived, holds the click and
-     replays it once the scripts have run (and if the text cannot be fetched, as from
-     file://, loads them as ordinary scripts).
+   - if a click on a theme control (or the search's Ctrl+K) comes before the text has
+     arrived, holds it and replays it once the scripts have run (and if the text cannot be
+     fetched, as from file://, loads them as ordinary scripts).
    The scripts run once, in their order, as if loaded with the page (they wait for
    DOMContentLoaded only when it has not fired). */
 (() => {
@@ -87,9 +87,20 @@
   const idle = window.requestIdleCallback || ((f) => setTimeout(f, 1));
   const soon = () => { if (state !== "ran") idle(run, { timeout: 1000 }); };
 
-  for (const type of ["pointerdown", "touchstart", "keydown"]) {
+  for (const type of ["pointerdown", "touchstart"]) {
     window.addEventListener(type, run, { capture: true, passive: true });
   }
+  // A key runs them too; the search's shortcut (Ctrl+K, or ⌘K: pydata-sphinx-theme listens
+  // on window) pressed before their text has arrived is held and pressed again once they
+  // have run, as a click on a control is (a slow phone's reader would lose it otherwise).
+  window.addEventListener("keydown", (event) => {
+    if (run() || !(event.ctrlKey || event.metaKey) || event.shiftKey || event.altKey
+        || !/^k$/i.test(event.key)) return;
+    event.preventDefault();
+    const { key, code: keyCode, ctrlKey, metaKey } = event;
+    after.push(() => window.dispatchEvent(new KeyboardEvent("keydown",
+      { key, code: keyCode, ctrlKey, metaKey, bubbles: true, cancelable: true })));
+  }, true);
   for (const type of ["mousemove", "wheel"]) {
     window.addEventListener(type, soon, { capture: true, passive: true, once: true });
   }
