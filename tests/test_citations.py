@@ -21,8 +21,8 @@ BIB_KEYS = re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "chapters" / "references.bib
                       re.M)
 PAGES = sorted((ROOT / "notebooks").glob("*.md")) + sorted((ROOT / "chapters").rglob("*.md"))
 CITE = re.compile(r"\{cite(?::[\w-]+)?\}`([^`]*)`")
-CODE_FENCE = re.compile(r"^(`{3,}|~{3,})(?!\{(?!code-block|code-cell|code\}))[^\n]*\n.*?^\1[ \t]*$",
-                        re.M | re.S)
+FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
+CODE_DIRECTIVE = re.compile(r"\{(code-block|code-cell|code)\}")
 
 
 # What a chapter writes for its lecture deck only (scripts/slides.py), not on its page
@@ -41,10 +41,44 @@ def text_of(page: Path) -> str:
     return DECK_ONLY.sub("", text)
 
 
+def without_code_blocks(markdown: str) -> str:
+    """Markdown less its code blocks (plain fences and the code directives); a directive's
+    own fences go, its content (prose: an exercise, a note) stays. Fences are paired as
+    CommonMark pairs them: a closing fence has no info string, the opening's character and
+    at least its length; inside a code block every other line is code."""
+    kept, open_fences = [], []   # each open fence: (its text, whether it holds code)
+    for line in markdown.split("\n"):
+        match = FENCE.match(line)
+        in_code = any(code for _, code in open_fences)
+        if match:
+            fence, info = match.group(1), match.group(2).strip()
+            top = open_fences[-1][0] if open_fences else None
+            if top and not info and fence[0] == top[0] and len(fence) >= len(top):
+                open_fences.pop()
+                continue
+            if not in_code:
+                is_code = not info.startswith("{") or bool(CODE_DIRECTIVE.match(info))
+                open_fences.append((fence, is_code))
+                continue
+        if not in_code:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def without_code(markdown: str) -> str:
     """Markdown less its code blocks and its ``double-backtick`` code spans (which may show
     a role's syntax, such as `` {cite:p}`key` ``)."""
-    return re.sub(r"``.*?``", "", CODE_FENCE.sub("", markdown), flags=re.S)
+    return re.sub(r"``.*?``", "", without_code_blocks(markdown), flags=re.S)
+
+
+def test_a_directive_s_closing_fence_opens_nothing():
+    """A directive's closing fence once read as an opening one, and the prose after it up to
+    the next fence went unchecked."""
+    page = ("```{note}\nA note.\n```\n\nProse {cite:p}`a`.\n\n```python\nx = 1  # {cite:p}`b`\n```\n"
+            "````{exercise}\nDo {cite:p}`c`.\n```{code-cell} ipython3\ny = 2\n```\n````\nEnd.\n")
+    assert cited(page) == {"a", "c"}
+    assert "A note." in without_code(page) and "End." in without_code(page)
+    assert "x = 1" not in without_code(page) and "y = 2" not in without_code(page)
 
 
 def prose(markdown: str) -> str:
