@@ -753,7 +753,8 @@ def rubrics_markdown(name: str, questions: dict) -> str:
              "grading with its points, and paste each rubric item (positive grading: the "
              "points it earns).", ""]
     for q, info in manual.items():
-        lines += [f"## {q} ({info['points']:g} points)", ""]
+        points = info["points"]
+        lines += [f"## {q} ({points:g} point{'s' * (points != 1)})", ""]
         lines += [f"- {c['points']:g}: {' '.join(c['criterion'].split())}"
                   + (f" *Partly right:* {' '.join(c['partial'].split())}" if c.get("partial")
                      else "")

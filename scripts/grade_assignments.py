@@ -275,7 +275,8 @@ def rubric_markdown(question: str, info: dict) -> list[str]:
     tests/assignments/questions/<question>.yml), as Markdown."""
     if not info.get("rubric"):
         return []
-    lines = [f"**Rubric** ({info['points']:g} points)", ""]
+    points = info["points"]
+    lines = [f"**Rubric** ({points:g} point{'s' * (points != 1)})", ""]
     lines += [f"- {c['points']:g} pt: {' '.join(c['criterion'].split())}"
               + (f" *Partly right:* {' '.join(c['partial'].split())}" if c.get("partial") else "")
               for c in info["rubric"]]

@@ -546,7 +546,8 @@ def test_at_most_a_third_of_a_chapters_points_are_graded_by_hand_each_with_a_rub
         assert q["rubric"], f"{question} has no rubric"
         assert abs(sum(c["points"] for c in q["rubric"]) - q["points"]) < 1e-9, question
         assert len(q["model"]) > 80, f"{question}: no model answer"
-        assert f"## {question} ({q['points']:g} points)" in rubrics
+        points = f"{q['points']:g} point" + ("s" if q["points"] != 1 else "")   # "1 point"
+        assert f"## {question} ({points})" in rubrics
         assert all(" ".join(c["criterion"].split()) in rubrics for c in q["rubric"])
 
 
