@@ -4,9 +4,9 @@ every chapter page that runs the chapter's code in the reader's browser, with no
 
 Before the click the page gets a button, a status line and two small files
 (`_static/run_on_page/run_on_page.js` and `.css`); no Python. Pressed, the script starts a
-Web Worker (`worker.js`) that loads Pyodide and the chapter's packages from the site's own
-`_static/pyodide/` (laid out and verified by `make pyodide`, scripts/pyodide_assets.py),
-unpacks `lib.zip` (the course's `lib/*.py`) into its file system, loads `driver.py` and runs
+Web Worker (`worker.js`) that loads Pyodide, NumPy and Matplotlib from the site's own
+`_static/pyodide/` (laid out and verified by `make pyodide`, scripts/pyodide_assets.py; SciPy
+only when a cell first needs it: `chapter_spec`), unpacks `lib.zip` (the course's `lib/*.py`) into its file system, loads `driver.py` and runs
 the chapter's code cells in order (in the student edition, without the solutions' cells,
 which are not sent to the browser at all); each visible cell's new output (text and figures)
 replaces the build's. Then every visible code cell becomes editable, with a Run button; in
@@ -23,6 +23,7 @@ to a newer Pyodide: chapters/maintainers/run_on_page.md.
 """
 
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -37,8 +38,13 @@ OWN = HERE / "run_on_page"
 STATIC_SUBDIR = "run_on_page"
 PYODIDE_BUILT = ROOT / "_build" / "pyodide"   # make pyodide
 OWN_FILES = ("run_on_page.js", "run_on_page.css", "worker.js", "driver.py")
-# What a chapter's code needs beyond the browser's NumPy and Matplotlib, found in its cells.
-NEEDS_SCIPY = ("scipy", "convex_hull")
+# Every chapter starts with NumPy and Matplotlib (the driver draws figures). SciPy (46 MB, as
+# much again) is loaded only when a cell that needs it is about to run: one that names scipy
+# or calls the course's hull helpers (lib.figures imports SciPy inside them in the browser),
+# so a chapter's first outputs do not wait for it. The worker also loads it for an edited
+# cell that imports it.
+START = ["numpy", "matplotlib"]
+NEEDS_SCIPY = re.compile(r"\bscipy\b|convex_hull\w*\s*\(")
 CANNOT_RUN = {"lib.pretrained": "the pretrained model's weights, which are not shipped to the "
                                 "browser"}
 logger = logging.getLogger(__name__)
@@ -86,12 +92,29 @@ def chapter_cells(path: Path) -> list[dict]:
     return cells
 
 
+def cell_needs(source: str) -> list[str]:
+    """The packages beyond START that one cell's code needs before it runs."""
+    return ["scipy"] if NEEDS_SCIPY.search(source) else []
+
+
 def packages_for(cells: list[dict]) -> list[str]:
-    code = "\n".join(cell["source"] for cell in cells)
-    packages = ["numpy", "matplotlib"]
-    if any(word in code for word in NEEDS_SCIPY):
-        packages.append("scipy")
-    return packages
+    """Every package the chapter's code loads, at the start or later."""
+    later = sorted({name for cell in cells for name in cell_needs(cell["source"])})
+    return START + later
+
+
+def chapter_spec(cells: list[dict], info: dict) -> dict:
+    """What the page fetches on the click (`cells/<name>.json`): the packages to start with
+    and the megabytes they weigh with the interpreter, the megabytes of each package loaded
+    later (its dependencies not already loaded included), and the cells, each with the
+    packages it needs."""
+    later = [name for name in packages_for(cells) if name not in START]
+    start_bytes = load_size(info, START)
+    return {"packages": START,
+            "megabytes": round(start_bytes / 1e6),
+            "later": {name: round((load_size(info, START + [name]) - start_bytes) / 1e6)
+                      for name in later},
+            "cells": [cell | {"needs": cell_needs(cell["source"])} for cell in cells]}
 
 
 def cannot_run(cells: list[dict]) -> str | None:
@@ -149,10 +172,10 @@ def add_control(app: Sphinx, pagename, templatename, context, doctree) -> None:
     app.env.run_on_page_info = info
     name = pagename.split("/")[-1]
     cells = chapter_cells(Path(app.env.doc2path(pagename)))
-    packages = packages_for(cells)
     student = bool(getattr(app.config, "hide_solutions", False))
     if student:   # the student edition ships no solution, not even to the browser
         cells = [cell for cell in cells if not cell["solution"]]
+    packages = packages_for(cells)
     static = context["pathto"](f"_static/{STATIC_SUBDIR}", 1)
     why = cannot_run(cells)
     if why:
@@ -165,7 +188,7 @@ def add_control(app: Sphinx, pagename, templatename, context, doctree) -> None:
         out = Path(app.outdir) / "_static" / STATIC_SUBDIR / "cells"
         out.mkdir(parents=True, exist_ok=True)
         (out / f"{name}.json").write_text(json.dumps(
-            {"packages": packages, "cells": cells}, separators=(",", ":")), encoding="utf-8")
+            chapter_spec(cells, info), separators=(",", ":")), encoding="utf-8")
         megabytes = round(load_size(info, packages) / 1e6)
         control = (
             f'<div class="run-on-page" data-static="{static}" data-chapter="{name}" '

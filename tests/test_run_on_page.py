@@ -4,8 +4,8 @@ offline. Each enabled chapter runs every cell without an error, and each cell's 
 output matches the executed notebook's under nbval's own sanitizer
 (tests/nbval_sanitize.cfg), numbers to 1e-12 where the text differs.
 
-Slow (Pyodide boots once per chapter): run by `make test-pyodide` (CHECK_RUN_ON_PAGE=1),
-not by plain pytest. The verification of the bytes (scripts/pyodide_assets.py) is checked
+Slow (Pyodide boots, and runs every chapter): run by `make test-pyodide`
+(CHECK_RUN_ON_PAGE=1), not by plain pytest; which cells load SciPy is checked by both. The verification of the bytes (scripts/pyodide_assets.py) is checked
 here too: a wheel that differs from Pyodide's lock by one byte stops it.
 """
 
@@ -29,7 +29,7 @@ import pyodide_assets
 import run_on_page
 
 BUILT = ROOT / "_build" / "pyodide"
-pytestmark = pytest.mark.skipif(os.environ.get("CHECK_RUN_ON_PAGE") != "1",
+in_pyodide = pytest.mark.skipif(os.environ.get("CHECK_RUN_ON_PAGE") != "1",
                                 reason="make test-pyodide runs these (CHECK_RUN_ON_PAGE=1)")
 CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("0*.md"))
 ENABLED = [c for c in CHAPTERS if not run_on_page.cannot_run(
@@ -83,21 +83,29 @@ def same(browser: str, book: str) -> bool:
 
 # Cells whose printed numbers measure the machine rather than attention, and which
 # nbval itself does not ignore: their text must keep its form (numbers aside).
-MEASURES = {("07_memory_efficient", 5): "tracemalloc's peaks of NumPy's temporaries, "
-                                        "which NumPy 2.0.2 and 2.4 allocate differently",
-            ("07_memory_efficient", 56): "the same peaks, beside the memory-efficient path's"}
+# Each is found by a line it prints (a cell index moves when a cell is added above it).
+MEASURES = {("07_memory_efficient", "n  peak MiB  n x n MiB"):
+            "tracemalloc's peaks of NumPy's temporaries, which NumPy 2.0.2 and 2.4 allocate "
+            "differently",
+            ("07_memory_efficient", "n  blocked MiB  plain MiB"):
+            "the same peaks, beside the memory-efficient path's"}
+
+
+def measures(chapter: str, source: str) -> bool:
+    return any(c == chapter and line in source for c, line in MEASURES)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Every enabled chapter, run once in one Node process (Pyodide boots once)."""
+    """Every enabled chapter, run once in one Node process (Pyodide boots once, and again
+    for a chapter that loads SciPy on the way)."""
     folder = tmp_path_factory.mktemp("run_on_page")
     specs = []
+    info = run_on_page.lock_sizes()
     for chapter in CHOSEN:
         cells = run_on_page.chapter_cells(ROOT / "notebooks" / f"{chapter}.md")
         spec = folder / f"{chapter}.json"
-        spec.write_text(json.dumps({"packages": run_on_page.packages_for(cells),
-                                    "cells": cells}))
+        spec.write_text(json.dumps(run_on_page.chapter_spec(cells, info)))   # as the page's
         specs.append(str(spec))
     done = subprocess.run(["node", str(ROOT / "tests" / "run_on_page_node.mjs"), str(BUILT),
                            *specs], capture_output=True, text=True, timeout=1800, check=True)
@@ -105,25 +113,28 @@ def runs(tmp_path_factory):
     return json.loads(done.stdout)
 
 
+@in_pyodide
 def test_no_request_leaves_the_process(runs):
     assert runs["requests"] == 0
 
 
+@in_pyodide
 @pytest.mark.parametrize("chapter", CHOSEN)
 def test_chapter_runs_in_pyodide_and_prints_what_the_book_prints(chapter, runs):
     results = runs["chapters"][chapter]
     errors = [(r["index"], r["error"]) for r in results if r.get("error")]
     assert not errors, errors
     expected = expected_outputs(chapter)
-    tags = {c["index"]: c["tags"] for c in
-            run_on_page.chapter_cells(ROOT / "notebooks" / f"{chapter}.md")}
+    cells = run_on_page.chapter_cells(ROOT / "notebooks" / f"{chapter}.md")
+    tags = {c["index"]: c["tags"] for c in cells}
+    sources = {c["index"]: c["source"] for c in cells}
     differ = []
     for r in results:
         i = r["index"]
         printed = r["text"] + (r["result"] + "\n" if r.get("result") is not None else "")
         if "nbval-ignore-output" in tags[i] or "nbval-skip" in tags[i]:
             continue
-        if (chapter, i) in MEASURES:
+        if measures(chapter, sources[i]):
             if NUMBER.sub("#", printed) != NUMBER.sub("#", expected[i]):
                 differ.append((i, printed, expected[i]))
         elif not same(printed, expected[i]):
@@ -135,6 +146,7 @@ def test_chapter_eight_is_the_only_one_that_cannot_run():
     assert [c for c in CHAPTERS if c not in ENABLED] == ["08_real_model"]
 
 
+@in_pyodide
 def test_a_wheel_that_differs_from_the_lock_stops_the_layout(tmp_path):
     cache = Path(os.environ.get("PYODIDE_CACHE", pyodide_assets.DEFAULT_CACHE))
     carrier = cache / pyodide_assets.CARRIER_FILE
@@ -151,3 +163,49 @@ def test_a_wheel_that_differs_from_the_lock_stops_the_layout(tmp_path):
         pyodide_assets.build(tmp_path / "out", bad)
     assert not (tmp_path / "out").exists()
     shutil.rmtree(bad)
+
+
+def spec_of(chapter: str) -> dict:
+    cells = run_on_page.chapter_cells(ROOT / "notebooks" / f"{chapter}.md")
+    info = {"sizes": {"_core": 10e6, "numpy": 5e6, "matplotlib": 7e6, "scipy": 40e6},
+            "lock": {"packages": {"numpy": {"depends": []},
+                                  "matplotlib": {"depends": ["numpy"]},
+                                  "scipy": {"depends": ["numpy"]}}}}
+    return run_on_page.chapter_spec(cells, info)
+
+
+@pytest.mark.parametrize("chapter", ENABLED)
+def test_scipy_waits_for_the_first_cell_that_needs_it(chapter):
+    """Issue 44's bar, the first output within 10 s of the click: SciPy (46 MB) is not
+    loaded at the start, only before a cell that imports it or calls the hull helpers, and
+    no chapter needs it before its first printed output."""
+    spec = spec_of(chapter)
+    assert spec["packages"] == ["numpy", "matplotlib"] and spec["megabytes"] == 22
+    expected = expected_outputs(chapter)
+    first_output = next(n for n, c in enumerate(spec["cells"]) if expected[c["index"]].strip())
+    first_scipy = next((n for n, c in enumerate(spec["cells"]) if c["needs"]), None)
+    for cell in spec["cells"]:
+        uses = re.search(r"^\s*(import scipy|from scipy)|scipy\.\w|convex_hull\w*\(",
+                         cell["source"], re.M)
+        assert cell["needs"] == (["scipy"] if uses else []), cell["source"][:200]
+    if first_scipy is not None:
+        assert spec["later"] == {"scipy": 40}
+        if chapter != "05_stable_softmax":   # its setup cell imports scipy.special
+            assert first_scipy > first_output, (chapter, first_scipy, first_output)
+    else:
+        assert spec["later"] == {}
+
+
+def test_an_import_line_alone_does_not_load_scipy():
+    needs = run_on_page.cell_needs
+    assert needs("from lib.figures import plot_convex_hull") == []
+    assert needs("fig = plot_convex_hull(values)") == ["scipy"]
+    assert needs("hull = convex_hull_2d(points)") == ["scipy"]
+    assert needs("from scipy.special import logsumexp") == ["scipy"]
+    assert needs("import numpy as np") == []
+
+
+def test_each_measuring_cell_is_found_once():
+    for chapter, line in MEASURES:
+        cells = run_on_page.chapter_cells(ROOT / "notebooks" / f"{chapter}.md")
+        assert sum(line in c["source"] for c in cells) == 1, (chapter, line)

@@ -1,8 +1,9 @@
 """Runs one notebook cell in Pyodide, as Jupyter would (the run-on-page driver, issue 44).
 
 Loaded once into the interpreter by _ext/run_on_page/worker.js (in the browser) and by
-tests/run_on_page_node.mjs (in Node). ``run_cell(source)`` returns a dict: the printed
-text (stdout and stderr, in order), the last expression's ``repr`` (as Jupyter's
+tests/run_on_page_node.mjs (in Node). ``run_cell(source, stream)`` passes each piece of
+printed text to ``stream`` as it is printed (the browser shows it at once) and returns a
+dict: the printed text (stdout and stderr, in order), the last expression's ``repr`` (as Jupyter's
 execute_result), whether that value has a rich display of its own (kept from the build),
 every open Matplotlib figure as PNG (base64; then closed, as the inline backend does),
 and the error's traceback, if any.
@@ -34,12 +35,15 @@ NAMESPACE = {"__name__": "__main__"}
 
 
 class _Capture(io.StringIO):
-    def __init__(self, parts):
+    def __init__(self, parts, stream=None):
         super().__init__()
         self.parts = parts
+        self.stream = stream
 
     def write(self, text):
         self.parts.append(text)
+        if self.stream is not None and text:
+            self.stream(text)   # shown at once, as Jupyter shows a long cell's prints
         return len(text)
 
 
@@ -64,11 +68,13 @@ def reset():
     _figures()
 
 
-def run_cell(source):
+def run_cell(source, stream=None):
+    """Run one cell; `stream(text)`, if given, is called with each piece of printed text as
+    it is printed (the page shows it while the cell is still running)."""
     parts = []
     out = {"text": "", "result": None, "rich": False, "figures": [], "error": None}
     old = sys.stdout, sys.stderr
-    sys.stdout = sys.stderr = _Capture(parts)
+    sys.stdout = sys.stderr = _Capture(parts, stream)
     try:
         value = eval_code(source, NAMESPACE, return_mode="last_expr")
         if value is not None:

@@ -1,6 +1,7 @@
 // The Run control of a chapter page (_ext/run_on_page.py, issue 44). Nothing is loaded until
 // the button is pressed; then worker.js loads Pyodide from the site's own files and runs the
-// chapter's code cells in order, each visible cell's new output replacing the build's, and
+// chapter's code cells in order, each visible cell's new output replacing the build's (what
+// a cell prints is shown as it is printed, as Jupyter shows it), and
 // every visible code cell becomes editable with a Run button of its own (in the student
 // edition, each exercise gains an answer cell).
 "use strict";
@@ -14,28 +15,51 @@
   let nextId = 0;
   const waiting = new Map();
 
-  const say = (text) => { status.textContent = text; };
+  let saying = "";
+  const say = (text) => { saying = text; status.textContent = text; };
 
-  function call(message) {
+  const cellOf = new Map();   // a run's id -> the cell's div, which shows what it prints
+
+  function call(message, cellDiv) {
     return new Promise((resolve) => {
       const id = ++nextId;
-      waiting.set(id, resolve);
+      waiting.set(id, (data) => { cellOf.delete(id); resolve(data); });
+      if (cellDiv) cellOf.set(id, cellDiv);
       worker.postMessage({ ...message, id });
     });
   }
 
-  function startWorker(packages) {
+  // What a cell prints while it runs, shown at once (as Jupyter shows it) in place of the
+  // build's output; the cell's whole result replaces it when the cell ends.
+  function streamed(cellDiv, text) {
+    if (!cellDiv || !cellDiv.querySelector(".cell_input")) return;
+    let pre = cellDiv.querySelector(":scope > .run-on-page-output.running > pre");
+    if (!pre) {
+      cellDiv.querySelectorAll(":scope > .cell_output").forEach((node) => { node.hidden = true; });
+      const box = document.createElement("div");
+      box.className = "cell_output docutils container run-on-page-output running";
+      pre = document.createElement("pre");
+      box.append(pre);
+      cellDiv.append(box);
+    }
+    pre.textContent += text;
+  }
+
+  function startWorker(chapter) {
     return new Promise((resolve, reject) => {
       worker = new Worker(`${base}/worker.js`);
       worker.onmessage = ({ data }) => {
-        if (data.type === "progress") say(data.text);
+        // a package loaded before a cell ran: back to what was said before it
+        if (data.type === "progress") status.textContent = data.resume ? saying : data.text;
         else if (data.type === "ready") resolve();
+        else if (data.type === "stream") streamed(cellOf.get(data.id), data.text);
         else if (data.type === "failed" && !waiting.has(data.id)) reject(new Error(data.text));
         else if (waiting.has(data.id)) { waiting.get(data.id)(data); waiting.delete(data.id); }
       };
       worker.onerror = (event) => reject(new Error(event.message));
-      worker.postMessage({ type: "init", static: new URL(base, location.href).href, packages,
-                           megabytes: control.dataset.megabytes });
+      worker.postMessage({ type: "init", static: new URL(base, location.href).href,
+                           packages: chapter.packages, megabytes: chapter.megabytes,
+                           later: chapter.later });
     });
   }
 
@@ -66,7 +90,12 @@
   // A cell shows its new output in place of the build's; a cell whose value has a display of
   // its own (a question, an explorer) and a cell without input keep the build's.
   function show(cellDiv, result) {
-    if (!cellDiv || result.rich) return;
+    if (!cellDiv) return;
+    if (result.rich) {   // the build's display stays (with what was printed, as it was)
+      cellDiv.querySelectorAll(":scope > .run-on-page-output.running").forEach((n) => n.remove());
+      cellDiv.querySelectorAll(":scope > .cell_output").forEach((node) => { node.hidden = false; });
+      return;
+    }
     if (!cellDiv.querySelector(".cell_input") && !result.error) return;
     cellDiv.querySelectorAll(":scope > .cell_output").forEach((node) => node.remove());
     const box = outputOf(result);
@@ -88,7 +117,7 @@
     run.textContent = "Run this cell";
     run.addEventListener("click", async () => {
       run.disabled = true;
-      show(cellDiv, await call({ type: "run", code: area.value }));
+      show(cellDiv, await call({ type: "run", code: area.value }, cellDiv));
       run.disabled = false;
     });
     input.replaceChildren(area, run);
@@ -114,14 +143,15 @@
     document.head.append(style);
     try {
       const chapter = await (await fetch(`${base}/cells/${control.dataset.chapter}.json`)).json();
-      await startWorker(chapter.packages);
+      await startWorker(chapter);
       const cells = chapter.cells;
       let errors = 0;
       for (const [n, cell] of cells.entries()) {
         say(`running cell ${n + 1} of ${cells.length}`);
-        const result = await call({ type: "run", code: cell.source });
+        const cellDiv = document.querySelector(`div.run-cell-${cell.index}`);
+        const result = await call({ type: "run", code: cell.source, needs: cell.needs }, cellDiv);
         if (result.error || result.type === "failed") errors += 1;
-        show(document.querySelector(`div.run-cell-${cell.index}`), result);
+        show(cellDiv, result);
       }
       for (const cell of cells) {
         const div = document.querySelector(`div.run-cell-${cell.index}`);

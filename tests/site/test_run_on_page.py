@@ -36,6 +36,8 @@ def test_the_chapter_runs_edits_rerun_and_nothing_leaves_the_machine(page):
     status.filter(has_text="ran ").wait_for(timeout=WAIT_MS)
     assert "error" not in status.inner_text(), status.inner_text()
     assert any("/_static/pyodide/numpy-" in u for u in page.requests)
+    # this chapter's code needs no SciPy (46 MB unpacked): it was never fetched
+    assert not [u for u in page.requests if "/_static/pyodide/scipy-" in u]
     # the first cell that printed: its output is now the browser's, and it can be edited
     cell = page.locator("div.cell", has=page.locator("textarea")).filter(
         has=page.locator(".run-on-page-output")).first
@@ -45,6 +47,27 @@ def test_the_chapter_runs_edits_rerun_and_nothing_leaves_the_machine(page):
     cell.locator(".run-on-page-output", has_text="edited: 42").wait_for(timeout=30_000)
     hosts = {urlsplit(u).hostname for u in page.requests if not u.startswith(("data:", "blob:"))}
     assert hosts == {"127.0.0.1"}, hosts
+
+
+def test_what_a_cell_prints_is_shown_while_it_still_runs(page):
+    """As Jupyter shows a long cell's prints: the first line is on the page before the cell
+    ends (chapter 7's memory table grows row by row)."""
+    page.locator(".run-on-page-status", has_text="ran ").wait_for(timeout=WAIT_MS)
+    cell = page.locator("div.cell", has=page.locator("textarea")).first
+    cell.locator("textarea").fill(
+        "import time\n"
+        "print('first row')\n"
+        "start = time.monotonic()\n"
+        "while time.monotonic() - start < 4:\n"
+        "    pass\n"
+        "print('last row')")
+    run = cell.locator(".run-on-page-cell-run")
+    run.click()
+    cell.locator(".run-on-page-output", has_text="first row").wait_for(timeout=30_000)
+    assert run.is_disabled(), "the cell had ended: nothing was shown while it ran"
+    assert "last row" not in cell.locator(".run-on-page-output").inner_text()
+    cell.locator(".run-on-page-output", has_text="last row").wait_for(timeout=30_000)
+    assert cell.locator(".run-on-page-output").count() == 1
 
 
 def test_the_student_edition_adds_an_answer_cell_to_each_exercise(page):
