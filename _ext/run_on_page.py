@@ -44,6 +44,7 @@ OWN_FILES = ("run_on_page.js", "run_on_page.css", "worker.js", "driver.py")
 # so a chapter's first outputs do not wait for it. The worker also loads it for an edited
 # cell that imports it.
 START = ["numpy", "matplotlib"]
+LATER = ["scipy"]   # what else the site ships (make pyodide), for any chapter's edited cells
 NEEDS_SCIPY = re.compile(r"\bscipy\b|convex_hull\w*\s*\(")
 CANNOT_RUN = {"lib.pretrained": "the pretrained model's weights, which are not shipped to the "
                                 "browser"}
@@ -105,15 +106,15 @@ def packages_for(cells: list[dict]) -> list[str]:
 
 def chapter_spec(cells: list[dict], info: dict) -> dict:
     """What the page fetches on the click (`cells/<name>.json`): the packages to start with
-    and the megabytes they weigh with the interpreter, the megabytes of each package loaded
-    later (its dependencies not already loaded included), and the cells, each with the
-    packages it needs."""
-    later = [name for name in packages_for(cells) if name not in START]
+    and the megabytes they weigh with the interpreter, the megabytes of each package the
+    site ships besides (LATER: loaded before a cell that needs it, the chapter's or one the
+    reader wrote; its dependencies not already loaded included), and the cells, each with
+    the packages it needs."""
     start_bytes = load_size(info, START)
     return {"packages": START,
             "megabytes": round(start_bytes / 1e6),
             "later": {name: round((load_size(info, START + [name]) - start_bytes) / 1e6)
-                      for name in later},
+                      for name in LATER},
             "cells": [cell | {"needs": cell_needs(cell["source"])} for cell in cells]}
 
 

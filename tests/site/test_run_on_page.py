@@ -70,6 +70,19 @@ def test_what_a_cell_prints_is_shown_while_it_still_runs(page):
     assert cell.locator(".run-on-page-output").count() == 1
 
 
+def test_an_edited_cell_that_imports_scipy_gets_it_from_the_site(page):
+    """This chapter's own code needs no SciPy, so it was never loaded; a cell the reader
+    writes that imports it loads it first, from the site's files."""
+    page.locator(".run-on-page-status", has_text="ran ").wait_for(timeout=WAIT_MS)
+    cell = page.locator("div.cell", has=page.locator("textarea")).nth(1)
+    cell.locator("textarea").fill(
+        "from scipy.special import logsumexp\nprint('lse:', round(logsumexp([0.0, 0.0]), 4))")
+    cell.locator(".run-on-page-cell-run").click()
+    cell.locator(".run-on-page-output", has_text="lse: 0.6931").wait_for(timeout=120_000)
+    fetched = [u for u in page.requests if "/_static/pyodide/scipy-" in u]
+    assert fetched and {urlsplit(u).hostname for u in fetched} == {"127.0.0.1"}
+
+
 def test_the_student_edition_adds_an_answer_cell_to_each_exercise(page):
     """Only on the student edition (SITE_DIR=_build/student/html): each exercise is followed
     by an empty cell the student writes and runs; the full edition has its solutions."""
