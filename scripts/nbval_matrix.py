@@ -38,6 +38,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -185,7 +186,24 @@ def plan(name: str, default: dict, seen_before: dict) -> tuple[str, str]:
     return "run", ""
 
 
-def run(name: str, targets: list[str]) -> tuple[str, str, str, float]:
+# A kernel that exits while it starts, before any cell ran: jupyter_client's "Kernel died
+# before replying to kernel_info", every cell of that notebook an ERROR. Seen once in `make
+# test` (Prescott, chapter 2), where a dozen kernels start on two cores at once; nothing of
+# the notebook ran, so its notebooks are run once more, and only they.
+DIED_AT_START = re.compile(r"^ERROR (\S+?\.ipynb)::Cell \d+ - RuntimeError: Kernel died before rep",
+                           re.M)
+FAILED_OR_ERROR = re.compile(r"^(?:FAILED|ERROR) (\S+?\.ipynb)::", re.M)
+
+
+def died_at_start(output: str) -> list[str]:
+    """The notebooks whose kernel died as it started, when that is all that failed."""
+    died = sorted(set(DIED_AT_START.findall(output)))
+    failed = set(FAILED_OR_ERROR.findall(output))
+    every_one = len(DIED_AT_START.findall(output)) == len(FAILED_OR_ERROR.findall(output))
+    return died if died and failed == set(died) and every_one else []
+
+
+def run(name: str, targets: list[str], again: bool = True) -> tuple[str, str, str, float]:
     """(name, 'ok' | 'FAILED', what to say, seconds)."""
     start = time.monotonic()
     machine = MACHINES[name]
@@ -201,6 +219,13 @@ def run(name: str, targets: list[str]) -> tuple[str, str, str, float]:
         output = (stopped.stdout or b"").decode(errors="replace")
         return name, "FAILED", f"{output}\nstopped after {RUN_TIMEOUT} s", time.monotonic() - start
     output = done.stdout + done.stderr
+    died = died_at_start(output) if done.returncode and again else []
+    if died:
+        _, status, output_again, _ = run(name, died, again=False)
+        last = output_again.strip().splitlines()[-1] if output_again.strip() else status
+        note = (f"the kernel of {', '.join(died)} died as it started (nothing ran); "
+                f"run again: {last}")
+        return name, status, f"{output_again}\n{note}", time.monotonic() - start
     return name, "ok" if done.returncode == 0 else "FAILED", output, time.monotonic() - start
 
 

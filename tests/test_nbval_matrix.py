@@ -88,3 +88,18 @@ def test_the_issue_s_kernels_are_all_in_the_matrix():
     assert {"Prescott", "Sandybridge", "Haswell", "Zen", "SkylakeX"} <= set(matrix.MACHINES)
     assert any(m.numpy_off == matrix.ABOVE_BASELINE for m in matrix.MACHINES.values())
     assert any(m.one_core for m in matrix.MACHINES.values())
+
+
+DIED = "ERROR notebooks/02_qk_av.ipynb::Cell {} - RuntimeError: Kernel died before rep..."
+
+
+def test_a_kernel_that_died_as_it_started_is_run_again_and_nothing_else_is():
+    died = "\n".join(DIED.format(i) for i in range(3)) + "\n3 errors in 1.0s"
+    assert matrix.died_at_start(died) == ["notebooks/02_qk_av.ipynb"]
+    # a cell that printed another digit, beside it: a real failure, not run again
+    other = died + "\nFAILED notebooks/04_scaling.ipynb::Cell 8"
+    assert matrix.died_at_start(other) == []
+    # the same notebook with a cell that failed otherwise
+    mixed = died + "\nERROR notebooks/02_qk_av.ipynb::Cell 9 - RuntimeError: Kernel didn't respond"
+    assert matrix.died_at_start(mixed) == []
+    assert matrix.died_at_start("509 passed in 98.24s") == []
