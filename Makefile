@@ -121,13 +121,21 @@ test-pyodide: $(PYODIDE_OUT)  ## the chapters' code in Pyodide (Node, offline) a
 	CHECK_RUN_ON_PAGE=1 RUN_ON_PAGE_CHAPTERS="$(CHAPTERS)" timeout 900 $(PY) -m pytest -q -p no:cacheprovider tests/test_run_on_page.py
 
 # The execution cache keys only on cell code, so a change to lib/ would not re-run the
-# notebooks: when the hash of lib/ changes, drop the cache and the doctrees.
+# notebooks: when the hash of lib/ changes, drop the cache and the doctrees. Sphinx does not
+# notice a change to the code of the book's own extensions (_ext/*.py) either, and would keep
+# pages they wrote: when their hash changes, drop the built pages and the doctrees (the
+# execution cache stays).
 _build/.lib-hash: FORCE
 	@mkdir -p _build
 	@h=$$(cat lib/*.py | sha256sum | cut -c1-16); \
 	if [ "$$(cat $@ 2>/dev/null)" != "$$h" ]; then \
 	  rm -rf _build/.jupyter_cache _build/.doctrees _build/html _build/jupyter_execute _build/student; \
 	  echo "$$h" > $@; \
+	fi
+	@h=$$(cat _ext/*.py | sha256sum | cut -c1-16); \
+	if [ "$$(cat _build/.ext-hash 2>/dev/null)" != "$$h" ]; then \
+	  rm -rf _build/.doctrees _build/html _build/student; \
+	  echo "$$h" > _build/.ext-hash; \
 	fi
 FORCE:
 

@@ -166,3 +166,34 @@ def test_the_browser_the_makefile_exports_is_a_path_without_spaces():
     chromium = shutil.which("chromium")
     assert done.stdout == f"[{chromium}][{chromium}]", (done.stdout, done.stderr)
     assert os.access(chromium, os.X_OK)
+
+
+def test_a_change_to_an_extension_drops_the_pages_and_keeps_the_execution_cache(tmp_path):
+    """Sphinx does not notice that the code of the book's own extensions changed, and keeps
+    the pages they wrote (the Run control's files stayed stale once): `_build/.lib-hash`
+    drops the built pages then; the execution cache goes only when lib/ changes."""
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    for folder, name in (("lib", "attention.py"), ("_ext", "run_on_page.py")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / name).write_text("x = 1\n")
+    built = tmp_path / "_build"
+
+    def build():
+        for part in ("html/index.html", ".doctrees/env.pickle", ".jupyter_cache/global.db"):
+            (built / part).parent.mkdir(parents=True, exist_ok=True)
+            (built / part).write_text("built")
+
+    def rule():
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL")}
+        subprocess.run([MAKE, "--no-print-directory", "_build/.lib-hash"], cwd=tmp_path,
+                       env=env, check=True, capture_output=True, timeout=60)
+        return {p for p in ("html", ".doctrees", ".jupyter_cache") if (built / p).exists()}
+
+    rule()
+    build()
+    assert rule() == {"html", ".doctrees", ".jupyter_cache"}        # nothing changed
+    (tmp_path / "_ext" / "run_on_page.py").write_text("x = 2\n")
+    assert rule() == {".jupyter_cache"}                             # pages dropped, cache kept
+    build()
+    (tmp_path / "lib" / "attention.py").write_text("x = 2\n")
+    assert rule() == set()                                          # lib/: the cache too
