@@ -6,11 +6,12 @@ Before the click the page gets a button, a status line and two small files
 (`_static/run_on_page/run_on_page.js` and `.css`); no Python. Pressed, the script starts a
 Web Worker (`worker.js`) that loads Pyodide, NumPy and Matplotlib from the site's own
 `_static/pyodide/` (laid out and verified by `make pyodide`, scripts/pyodide_assets.py; SciPy
-only when a cell first needs it: `chapter_spec`), unpacks `lib.zip` (the course's `lib/*.py`) into its file system, loads `driver.py` and runs
-the chapter's code cells in order (in the student edition, without the solutions' cells,
-which are not sent to the browser at all); each visible cell's new output (text and figures)
-replaces the build's. Then every visible code cell becomes editable, with a Run button; in
-the student edition each exercise gains an answer cell.
+only when a cell first needs it: `chapter_spec`), unpacks `lib.zip` (the course's
+`lib/*.py`) into its file system, loads `driver.py` and runs the chapter's code cells in
+order (in the student edition, without the solutions' cells, which are not sent to the
+browser at all); each visible cell's new output (text and figures, what it prints shown as
+it is printed) replaces the build's. Then every visible code cell becomes editable, with a
+Run button; in the student edition each exercise gains an answer cell.
 
 The chapter's code is its notebook's code cells, read with myst-nb's own reader (so cell
 indices agree with the page's): written to `_static/run_on_page/cells/<name>.json`, fetched
@@ -38,11 +39,11 @@ OWN = HERE / "run_on_page"
 STATIC_SUBDIR = "run_on_page"
 PYODIDE_BUILT = ROOT / "_build" / "pyodide"   # make pyodide
 OWN_FILES = ("run_on_page.js", "run_on_page.css", "worker.js", "driver.py")
-# Every chapter starts with NumPy and Matplotlib (the driver draws figures). SciPy (46 MB, as
-# much again) is loaded only when a cell that needs it is about to run: one that names scipy
-# or calls the course's hull helpers (lib.figures imports SciPy inside them in the browser),
-# so a chapter's first outputs do not wait for it. The worker also loads it for an edited
-# cell that imports it.
+# Every chapter starts with NumPy and Matplotlib (the driver draws figures). SciPy (a 20 MB
+# download, as much again) is loaded only when a cell that needs it is about to run: one
+# that names scipy or calls the course's hull helpers (lib.figures imports SciPy inside them
+# in the browser), so a chapter's first outputs do not wait for it. The worker also loads it
+# for an edited cell that imports it.
 START = ["numpy", "matplotlib"]
 LATER = ["scipy"]   # what else the site ships (make pyodide), for any chapter's edited cells
 NEEDS_SCIPY = re.compile(r"\bscipy\b|convex_hull\w*\s*\(")
@@ -193,7 +194,7 @@ def add_control(app: Sphinx, pagename, templatename, context, doctree) -> None:
         megabytes = round(load_size(info, packages) / 1e6)
         control = (
             f'<div class="run-on-page" data-static="{static}" data-chapter="{name}" '
-            f'data-student="{int(student)}" data-megabytes="{megabytes}" style="{BOX}">'
+            f'data-student="{int(student)}" style="{BOX}">'
             f'<button type="button" class="run-on-page-button" style="{BUTTON}">'
             "Run this chapter's code here</button> "
             f'<span class="run-on-page-note">In your browser, offline once loaded '

@@ -176,9 +176,9 @@ def spec_of(chapter: str) -> dict:
 
 @pytest.mark.parametrize("chapter", ENABLED)
 def test_scipy_waits_for_the_first_cell_that_needs_it(chapter):
-    """Issue 44's bar, the first output within 10 s of the click: SciPy (46 MB) is not
-    loaded at the start, only before a cell that imports it or calls the hull helpers, and
-    no chapter needs it before its first printed output."""
+    """Issue 44's bar, the first output within 10 s of the click: SciPy (a 20 MB download)
+    is not loaded at the start, only before a cell that imports it or calls the hull
+    helpers, and no chapter needs it before its first printed output."""
     spec = spec_of(chapter)
     assert spec["packages"] == ["numpy", "matplotlib"] and spec["megabytes"] == 22
     expected = expected_outputs(chapter)

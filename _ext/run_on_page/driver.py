@@ -3,8 +3,8 @@
 Loaded once into the interpreter by _ext/run_on_page/worker.js (in the browser) and by
 tests/run_on_page_node.mjs (in Node). ``run_cell(source, stream)`` passes each piece of
 printed text to ``stream`` as it is printed (the browser shows it at once) and returns a
-dict: the printed text (stdout and stderr, in order), the last expression's ``repr`` (as Jupyter's
-execute_result), whether that value has a rich display of its own (kept from the build),
+dict: the printed text (stdout and stderr, in order), the last expression's ``repr`` (as
+Jupyter's execute_result), whether that value has a rich display of its own (kept from the build),
 every open Matplotlib figure as PNG (base64; then closed, as the inline backend does),
 and the error's traceback, if any.
 """

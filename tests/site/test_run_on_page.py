@@ -36,7 +36,7 @@ def test_the_chapter_runs_edits_rerun_and_nothing_leaves_the_machine(page):
     status.filter(has_text="ran ").wait_for(timeout=WAIT_MS)
     assert "error" not in status.inner_text(), status.inner_text()
     assert any("/_static/pyodide/numpy-" in u for u in page.requests)
-    # this chapter's code needs no SciPy (46 MB unpacked): it was never fetched
+    # this chapter's code needs no SciPy (a 20 MB download): it was never fetched
     assert not [u for u in page.requests if "/_static/pyodide/scipy-" in u]
     # the first cell that printed: its output is now the browser's, and it can be edited
     cell = page.locator("div.cell", has=page.locator("textarea")).filter(
