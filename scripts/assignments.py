@@ -155,6 +155,11 @@ def term_constants(label: str) -> tuple[dict, dict]:
     use them (`solution`: a regular expression -> its replacement, `{constant}` filled in)
     and, optionally, a `note` added to the exercise when the term's values are not the
     book's (`{constant}` and `{book_constant}` filled in) (where a name of the notebook's teaching cells still holds the book's value).
+    A spec may also rewrite the exercise's text (`text`: a regular expression -> its
+    replacement, `{constant}` filled in, applied after the glue and to a result's prompt),
+    where the numbers it names are not glued. A constant's value may be a mapping (a choice
+    of several related values: `{target[j]}` in a replacement, `_t_term["target"]["j"]` in a
+    test). A `text` or `solution` pattern that matches nothing raises ValueError.
     The assignment configuration's `seed` picks each constant among its choices (seed 0: the
     book's values, which the public site prints); ({}, {}) for an exercise without a spec."""
     path = QUESTIONS / f"{label}.term.yml"
@@ -169,6 +174,31 @@ def term_constants(label: str) -> tuple[dict, dict]:
         values[name] = (constant["book"] if seed == 0 else
                         random.Random(f"{seed}:{label}:{name}").choice(constant["choices"]))
     return values, spec
+
+
+def term_rewrite(label: str, text: str, key: str, count: bool = True) -> str:
+    """`text` with the term spec's `key` ("text" or "solution") rewrites of exercise `label`
+    applied (term_constants); with `count`, a pattern that matches nothing raises."""
+    term, spec = term_constants(label)
+    for pattern, replacement in spec.get(key, {}).items():
+        text, n = re.subn(pattern, lambda _m, r=replacement: r.format(**term), text)
+        if count and not n:
+            raise ValueError(f"{label}.term.yml: the {key} pattern {pattern!r} matches nothing")
+    return text
+
+
+def shown(value) -> str:
+    """A term constant as the model answer's header names it: a mapping by its `say`."""
+    return str(value["say"]) if isinstance(value, dict) and "say" in value else str(value)
+
+
+def with_term_constants(label: str, code: str) -> str:
+    """A test's code with `_t_term`, the term's constants of exercise `label`, defined first
+    where it reads them."""
+    if "_t_term" not in code:
+        return code
+    term, _ = term_constants(label)
+    return f"_t_term = {term!r}  # this term's constants\n" + code
 
 
 def question_tests(label: str) -> tuple[int | None, list[str]]:
@@ -225,10 +255,18 @@ def question_spec(label: str) -> dict | None:
 
 
 def result_cells(label: str, spec: dict) -> list[nbformat.NotebookNode]:
-    """The autograded part of a hand-graded question, as an otter question of its own."""
-    result = spec["result"]
+    """The autograded part of a hand-graded question, as an otter question of its own. The
+    exercise's term constants (term_constants) rewrite its prompt (`text`) and its solution
+    (`solution`), and its tests read them as `_t_term`."""
+    result = dict(spec["result"])
     if "\n" in result["solution"].strip():   # otter's `# SOLUTION` hides one line
         raise ValueError(f"{label}.yml: result's solution is one line")
+    term, term_spec = term_constants(label)
+    if term_spec:
+        result["prompt"] = term_rewrite(label, result["prompt"], "text", count=False)
+        result["solution"] = term_rewrite(label, result["solution"], "solution", count=False)
+        for key in ("public", "check"):
+            result[key] = with_term_constants(label, result[key])
 
     def test(points, hidden, message, code):
         config = {"points": points} | ({"hidden": True} if hidden else {}) | {
@@ -268,7 +306,7 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
     cells = [raw("# ASSIGNMENT CONFIG\n" + yaml.safe_dump(assignment_config(name), sort_keys=False))]
     questions: dict[str, dict] = {}
     problems: list[str] = []
-    state = {"question": None, "solution": [], "tests": []}
+    state = {"question": None, "solution": [], "tests": [], "solved": set()}
 
     def markdown(text):
         if text.strip():
@@ -298,6 +336,13 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
 
     def close_question(gated_solution: bool):
         label = state["question"]
+        term, term_spec = term_constants(label)
+        result_solution = (((question_spec(label) or {}).get("result") or {}).get("solution", "")
+                           if questions[label]["kind"] == "manual" else "")
+        for pattern in term_spec.get("solution", {}):
+            if pattern not in state["solved"] and not re.search(pattern, result_solution):
+                problems.append(f"{label}.term.yml: the solution pattern {pattern!r} matches "
+                                "no line of the solution")
         cells.append(raw("# BEGIN SOLUTION"))
         cells.extend(state["solution"])
         cells.append(raw("# END SOLUTION"))
@@ -311,8 +356,8 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
         book_values = {n: c["book"] for n, c in term_spec.get("constants", {}).items()}
         if model and term != book_values:
             # the solution's text prints the book's numbers; the grader must use the term's
-            model = ("*This term's constants: " + ", ".join(f"{n} = {v}" for n, v in term.items())
-                     + " (the book's: " + ", ".join(f"{n} = {v}" for n, v in book_values.items())
+            model = ("*This term's constants: " + ", ".join(f"{n} = {shown(v)}" for n, v in term.items())
+                     + " (the book's: " + ", ".join(f"{n} = {shown(v)}" for n, v in book_values.items())
                      + "). The numbers below are the book's; the autograder notebook's solution "
                      "prints this term's.*\n\n" + model)
         if questions[label]["kind"] == "manual" and not questions[label].get("model"):
@@ -350,7 +395,7 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
             problems.append(f"{md.name}: {label} is autograded but lacks a public and a hidden test")
         if kind == "manual" and state["tests"]:
             problems.append(f"{md.name}: {label} is manual but has tests")
-        state.update(question=None, solution=[], tests=[])
+        state.update(question=None, solution=[], tests=[], solved=set())
 
     gated = False
     pending_exercise = None
@@ -364,9 +409,10 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                         add_test(state["question"], cell.source)
                 elif "remove-cell" not in tags:     # a removed cell is the book's (below)
                     code = cell.source
-                    term, term_spec = term_constants(state["question"])
-                    for pattern, replacement in term_spec.get("solution", {}).items():
-                        code = re.sub(pattern, replacement.format(**term), code)
+                    _, term_spec = term_constants(state["question"])
+                    state["solved"].update(p for p in term_spec.get("solution", {})
+                                           if re.search(p, code))
+                    code = term_rewrite(state["question"], code, "solution", count=False)
                     info = questions[state["question"]]
                     first = not any(c.cell_type == "code" for c in state["solution"])
                     names = (info.get("answer_names")
@@ -403,7 +449,15 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                 label = options["label"]
                 term, term_spec = term_constants(label)
                 for glued, constant in term_spec.get("glue", {}).items():
+                    if f"{{glue:text}}`{glued}`" not in body:
+                        raise ValueError(f"{label}.term.yml: the exercise glues no {glued}")
                     body = body.replace(f"{{glue:text}}`{glued}`", str(term[constant]))
+                result_prompt = ((question_spec(label) or {}).get("result") or {}).get("prompt", "")
+                for pattern in term_spec.get("text", {}):
+                    if not re.search(pattern, body + "\n" + result_prompt):
+                        raise ValueError(f"{label}.term.yml: the text pattern {pattern!r} "
+                                         "matches nothing in the exercise or its result's prompt")
+                body = term_rewrite(label, body, "text", count=False)
                 names = answer_names(body)
                 body = ANSWER_LINE.sub("", body)
                 prompt = f"**{book.labels[label].number}** (`{label}`)\n\n" + conv.text(body)

@@ -81,9 +81,14 @@ def answer_cells(nb, question, tag):
 
 def with_term(question, code):
     """The answer with the term's constants (TERM_NAME) in place."""
-    term, _ = term_constants(question)
+    term, _ = term_constants(question.removesuffix("-result"))
+    names = {}
     for constant, value in term.items():
-        code = code.replace(f"TERM_{constant}", repr(value))
+        names[constant] = value
+        if isinstance(value, dict):   # TERM_<constant>_<key>: one value of a mapping
+            names |= {f"{constant}_{key}": v for key, v in value.items()}
+    for name in sorted(names, key=len, reverse=True):
+        code = code.replace(f"TERM_{name}", repr(names[name]))
     return code
 
 
@@ -335,7 +340,8 @@ def test_the_sites_solutions_lose_every_question_that_changes_with_the_term(grad
     assert int(term_config().get("seed", 0)) != 0
     result = graded[(chapter, "book")]
     assert result["status"] == "ok", result
-    termed = [q for q in autograded(chapter) if (QUESTIONS / f"{q}.term.yml").exists()]
+    termed = [q for q in autograded(chapter)
+              if (QUESTIONS / f"{q.removesuffix('-result')}.term.yml").exists()]
     assert all(result["scores"][q] == 0 for q in termed), {q: result["scores"][q] for q in termed}
     kept = sum(result["scores"].values())
     print(f"{chapter}: the site's solutions keep {kept:g} of {sum(points(chapter).values())} "
