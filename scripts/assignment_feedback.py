@@ -92,8 +92,8 @@ def _normal(source: str) -> str:
 # questions that use them score 0, with the reason as their message.
 GUARD_IMPORTS = {"numpy", "math", "cmath", "lib", "itertools", "functools", "collections",
                  "fractions", "decimal", "statistics", "operator", "scipy", "matplotlib",
-                 "torch", "transformers", "random", "string", "re", "typing", "dataclasses",
-                 "time", "copy", "numbers", "warnings"}
+                 "random", "string", "re", "typing", "dataclasses", "time", "copy", "numbers",
+                 "warnings"}
 GUARD_NAMES = {"exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr",
                "globals", "locals", "vars", "open", "breakpoint", "input", "__builtins__",
                "__loader__", "__spec__", "get_ipython", "In", "Out", "_ih", "_oh", "_dh",
@@ -110,6 +110,12 @@ GUARD_ATTRIBUTES = {"save", "savez", "savez_compressed", "savetxt", "tofile", "d
                     "importlib", "inspect", "otter", "tempfile", "pickle", "environ",
                     "modules", "remove", "unlink", "rmtree", "rename", "chmod", "write",
                     "writelines", "save_pretrained", "push_to_hub", "savemat", "loadmat"}
+# a running frame's or a code object's attributes: a generator's frame reaches the
+# notebook's globals (`g.gi_frame.f_globals["np"] = ...`)
+GUARD_FRAMES = {"gi_frame", "cr_frame", "ag_frame", "gi_code", "cr_code", "ag_code",
+                "gi_yieldfrom", "cr_await", "ag_await", "tb_frame", "tb_next", "f_globals",
+                "f_locals", "f_builtins", "f_back", "f_code", "f_trace", "co_code",
+                "co_consts", "co_names"}
 GUARD_DUNDERS = {"__name__", "__doc__", "__init__", "__version__"}
 # what a protected name may always be bound to again: `import numpy as np`, `import numpy`
 CANONICAL_IMPORTS = {(None, "numpy", "np"), (None, "numpy", None), (None, "lib", None)}
@@ -175,7 +181,9 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
     attribute (`np.testing.assert_allclose = ...`) except `self.x` in a class's methods; a
     method that writes files (GUARD_ATTRIBUTES); rebinding at the notebook's top level (or
     through `global`) a name in `protected` (the builtins and imported names the checks
-    read), except by an import in `imports` (one of the handed-out notebook's own); and a
+    read; by assignment, `def`, a loop, `with`, `except ... as` or a `match` pattern), except
+    by an import in `imports` (one of the handed-out notebook's own); a running frame's or
+    a code object's attributes (GUARD_FRAMES: `gi_frame`, `f_globals`, ...); and a
     class (the exercises need none; a class can fake comparisons). A cell that does not parse
     is not refused (it raises when run)."""
     code = python_of(source)
@@ -227,10 +235,19 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
                 return f"it uses the private attribute {node.attr}"
             if node.attr in GUARD_ATTRIBUTES:
                 return f"it uses {_dotted(node)}, which reads or writes files or memory"
+            if node.attr in GUARD_FRAMES:
+                return (f"it uses {_dotted(node)}, a running frame's or a code object's "
+                        "insides, which may change what the checks see")
             if isinstance(node.ctx, (ast.Store, ast.Del)) and not (
                     isinstance(node.value, ast.Name) and node.value.id == "self"):
                 return (f"it assigns to {_dotted(node)}: changing a module's or an object's "
                         "attribute may change what the checks see")
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar, ast.MatchMapping,
+                               ast.ExceptHandler)):
+            # `case np:`, `case [*np]`, `case {**np}`, `except E as np:` bind a name too
+            bound = node.rest if isinstance(node, ast.MatchMapping) else node.name
+            if bound in protected and (id(node) in top or bound in rebound_globally):
+                return f"it rebinds {bound}, a name the checks use"
         elif isinstance(node, ast.ClassDef):
             return "it defines a class (the exercises need none)"
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

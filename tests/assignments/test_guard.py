@@ -61,6 +61,13 @@ ATTACKS = {
     "a writer imported by name": "from numpy import savetxt\nsavetxt('tests/q.py', [])",
     "a reader's module": "import scipy.io as sio",
     "a private attribute": "np._core.multiarray",
+    "a generator's frame": "g = (x for x in [1])\ng.gi_frame.f_globals['np'] = None",
+    "a frame's builtins": "def f():\n    yield\nf().gi_frame.f_builtins",
+    "a match pattern": "match (lambda *a: True):\n    case all:\n        pass",
+    "a match pattern's rest": "match {}:\n    case {**all}:\n        pass",
+    "except ... as": "try:\n    1 / 0\nexcept ZeroDivisionError as len:\n    pass",
+    "PyTorch's inline C++": "import torch.utils.cpp_extension",
+    "transformers' remote code": "from transformers import dynamic_module_utils",
 }
 
 
