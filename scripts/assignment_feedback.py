@@ -116,6 +116,9 @@ GUARD_FRAMES = {"gi_frame", "cr_frame", "ag_frame", "gi_code", "cr_code", "ag_co
                 "gi_yieldfrom", "cr_await", "ag_await", "tb_frame", "tb_next", "f_globals",
                 "f_locals", "f_builtins", "f_back", "f_code", "f_trace", "co_code",
                 "co_consts", "co_names"}
+# where masked arrays come from: np.testing ignores a masked entry, so a fully masked array
+# passes assert_allclose and assert_array_equal against any expected array
+GUARD_MASKED = {"ma", "mstats", "mstats_basic", "mstats_extras", "recfunctions"}
 GUARD_DUNDERS = {"__name__", "__doc__", "__init__", "__version__"}
 # what a protected name may always be bound to again: `import numpy as np`, `import numpy`
 CANONICAL_IMPORTS = {(None, "numpy", "np"), (None, "numpy", None), (None, "lib", None)}
@@ -183,7 +186,8 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
     through `global`) a name in `protected` (the builtins and imported names the checks
     read; by assignment, `def`, a loop, `with`, `except ... as` or a `match` pattern), except
     by an import in `imports` (one of the handed-out notebook's own); a running frame's or
-    a code object's attributes (GUARD_FRAMES: `gi_frame`, `f_globals`, ...); and a
+    a code object's attributes (GUARD_FRAMES: `gi_frame`, `f_globals`, ...); masked arrays
+    (GUARD_MASKED: `np.ma`, `scipy.stats.mstats`, which np.testing lets pass); and a
     class (the exercises need none; a class can fake comparisons). A cell that does not parse
     is not refused (it raises when run)."""
     code = python_of(source)
@@ -209,6 +213,10 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
                     return f"it imports {module}, which the exercises do not need"
                 parts = set(module.split(".")[1:]) | (
                     {a.name for a in node.names} if isinstance(node, ast.ImportFrom) else set())
+                masked = sorted(parts & GUARD_MASKED)
+                if masked:
+                    return (f"it imports {masked[0]} (from {module}), masked arrays, which "
+                            "pass NumPy's comparisons whatever their values")
                 bad = sorted(p for p in parts if p in GUARD_ATTRIBUTES | GUARD_NAMES
                              or p.startswith("_"))
                 if bad:
@@ -235,6 +243,9 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
                 return f"it uses the private attribute {node.attr}"
             if node.attr in GUARD_ATTRIBUTES:
                 return f"it uses {_dotted(node)}, which reads or writes files or memory"
+            if node.attr in GUARD_MASKED:
+                return (f"it uses {_dotted(node)}, masked arrays, which pass NumPy's "
+                        "comparisons whatever their values")
             if node.attr in GUARD_FRAMES:
                 return (f"it uses {_dotted(node)}, a running frame's or a code object's "
                         "insides, which may change what the checks see")

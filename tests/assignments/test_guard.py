@@ -66,9 +66,21 @@ ATTACKS = {
     "a match pattern": "match (lambda *a: True):\n    case all:\n        pass",
     "a match pattern's rest": "match {}:\n    case {**all}:\n        pass",
     "except ... as": "try:\n    1 / 0\nexcept ZeroDivisionError as len:\n    pass",
+    "a masked array": "window = np.ma.masked_all((6, 6), dtype=bool)",
+    "a masked array, imported": "from numpy import ma\nO = ma.masked_all((2, 3))",
+    "a masked array from SciPy": "import scipy.stats\nx = scipy.stats.mstats.trimboth(x, 0.5)",
     "PyTorch's inline C++": "import torch.utils.cpp_extension",
     "transformers' remote code": "from transformers import dynamic_module_utils",
 }
+
+
+def test_a_masked_array_would_pass_numpys_comparisons():
+    """Why the guard refuses masked arrays: np.testing skips masked entries, so a fully
+    masked array passes against any expected array (if NumPy stops doing so, this fails
+    and the refusal can go)."""
+    fake = np.ma.masked_all((2, 3))
+    np.testing.assert_allclose(fake, np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(fake, np.ones((2, 3)))
 
 
 @pytest.mark.parametrize("name", ATTACKS)
