@@ -187,7 +187,8 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
     read; by assignment, `def`, a loop, `with`, `except ... as` or a `match` pattern), except
     by an import in `imports` (one of the handed-out notebook's own); a running frame's or
     a code object's attributes (GUARD_FRAMES: `gi_frame`, `f_globals`, ...); masked arrays
-    (GUARD_MASKED: `np.ma`, `scipy.stats.mstats`, which np.testing lets pass); and a
+    (GUARD_MASKED: `np.ma`, `scipy.stats.mstats`, which np.testing lets pass); the checks'
+    own names (`_t_...`: a function of the student's could return what a check expects); and a
     class (the exercises need none; a class can fake comparisons). A cell that does not parse
     is not refused (it raises when run)."""
     code = python_of(source)
@@ -231,6 +232,9 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
                 and re.fullmatch(r"__\w+__", node.value) and node.value not in GUARD_DUNDERS:
             return f"it names the attribute {node.value}"
         elif isinstance(node, ast.Name):
+            if node.id.startswith("_t_"):
+                return (f"it uses {node.id}: the checks' own names start with _t_, and an "
+                        "answer that reads them could copy what a check expects")
             if node.id in GUARD_NAMES and id(node) not in one_arg_type:
                 what = ("a `%` magic or a `!` shell line" if node.id == "get_ipython"
                         else node.id)

@@ -66,6 +66,8 @@ ATTACKS = {
     "a match pattern": "match (lambda *a: True):\n    case all:\n        pass",
     "a match pattern's rest": "match {}:\n    case {**all}:\n        pass",
     "except ... as": "try:\n    1 / 0\nexcept ZeroDivisionError as len:\n    pass",
+    "the check's own names": "def einsum_attention(query, key, value):\n"
+                             "    return _t_expected",
     "a masked array": "window = np.ma.masked_all((6, 6), dtype=bool)",
     "a masked array, imported": "from numpy import ma\nO = ma.masked_all((2, 3))",
     "a masked array from SciPy": "import scipy.stats\nx = scipy.stats.mstats.trimboth(x, 0.5)",
