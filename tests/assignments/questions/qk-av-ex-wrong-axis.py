@@ -1,7 +1,8 @@
 """Tests of qk-av-ex-wrong-axis: `O_wrong`, the output of the weights normalised over the
 wrong axis, and `lam_wrong`, the barycentric coordinates of its rows. The reference is
-recomputed from the chapter's Q, K, V (lib.data.qk_av_example), never from the notebook's
-`A_wrong` or `V`, which a student may rebind.
+recomputed from the chapter's Q, K, V (lib.data.qk_av_example) and the term's temperature
+`tau` (qk-av-ex-wrong-axis.term.yml: the weights are softmax(scores / tau, axis=0)), never
+from the notebook's `A_wrong` or `V`, which a student may rebind.
 
 points: 2
 """
@@ -46,14 +47,15 @@ points: 2
 hidden: true
 failure_message: >-
   `O_wrong` is not the output of the weights normalised over the wrong axis
-  (section "The wrong axis"), or `lam_wrong` is not the barycentric
-  coordinates of its rows.
+  at this assignment's temperature (section "The wrong axis" and the note
+  under the exercise), or `lam_wrong` is not the barycentric coordinates of
+  its rows.
 """  # END TEST CONFIG
 from lib.attention import softmax as _t_softmax
 from lib.data import qk_av_example as _t_example
 
 _t_Q, _t_K, _t_V = _t_example()
-_t_A = _t_softmax(_t_Q @ _t_K.T / np.sqrt(2), axis=0)
+_t_A = _t_softmax(_t_Q @ _t_K.T / np.sqrt(2) / _t_term["tau"], axis=0)
 _t_O = _t_A @ _t_V
 _t_T = np.vstack([_t_V.T, np.ones(3)])
 np.testing.assert_allclose(O_wrong, _t_O, atol=1e-12)
