@@ -1,6 +1,7 @@
-"""Tests of multi-head-ex-one-wide-head: `out_wide`, the output of one head with all H_r
-value features (num_heads=1, queries and keys of one head's width d_r), and `rank_wide`, its
-rank, each graded on its own.
+"""Tests of multi-head-ex-one-wide-head: `out_wide`, the output of one head with the value
+features lo:hi of this term's `_t_term["wide"]` (all H_r of them in the book: Wv_r and Wo_r
+whole), num_heads=1, queries and keys of one head's width d_r; and `rank_wide`, its rank,
+each graded on its own.
 
 points: 2
 """
@@ -18,12 +19,20 @@ assert np.shape(out_wide) == (n_r, D_r) and int(rank_wide) == rank_wide
 """ # BEGIN TEST CONFIG
 points: 0
 failure_message: >-
-  `out_wide` is the output of the section's layer of H_r narrow heads, not
-  of a single head: check `num_heads`.
+  `out_wide` is the output of a layer of narrow heads (one value feature
+  each, as in the section), not of a single head: check `num_heads`.
 """  # END TEST CONFIG
 assert not np.allclose(
     out_wide,
     multi_head_attention(X_r, X_r, X_r, H_r, w_q=Wq_r, w_k=Wk_r, w_v=Wv_r, w_o=Wo_r),
+)
+# the exercise's value features, each a head of its own with its query/key columns
+_t_lo, _t_hi = _t_term["wide"]["lo"], _t_term["wide"]["hi"]
+_t_qk = slice(_t_lo * d_r, _t_hi * d_r)
+assert not np.allclose(
+    out_wide,
+    multi_head_attention(X_r, X_r, X_r, _t_hi - _t_lo, w_q=Wq_r[:, _t_qk],
+                         w_k=Wk_r[:, _t_qk], w_v=Wv_r[:, _t_lo:_t_hi], w_o=Wo_r[_t_lo:_t_hi]),
 )
 
 # %%
@@ -34,9 +43,11 @@ failure_message: >-
   exercise's head keeps the width of one head, Wq_r[:, :d_r] (which also
   sets the scale).
 """  # END TEST CONFIG
+_t_cols = slice(_t_term["wide"]["lo"], _t_term["wide"]["hi"])
 assert not np.allclose(
     out_wide,
-    multi_head_attention(X_r, X_r, X_r, 1, w_q=Wq_r, w_k=Wk_r, w_v=Wv_r, w_o=Wo_r),
+    multi_head_attention(X_r, X_r, X_r, 1, w_q=Wq_r, w_k=Wk_r, w_v=Wv_r[:, _t_cols],
+                         w_o=Wo_r[_t_cols]),
 )
 
 # %%
@@ -53,12 +64,15 @@ assert rank_wide == np.linalg.matrix_rank(np.asarray(out_wide))
 points: 1
 hidden: true
 failure_message: >-
-  `out_wide` is not the output of the exercise's one wide head on X_r.
+  `out_wide` is not the output of the exercise's one head on X_r (its
+  queries and keys, its value features).
 """  # END TEST CONFIG
 from lib.attention import multi_head_attention as _t_mha
 
+_t_cols = slice(_t_term["wide"]["lo"], _t_term["wide"]["hi"])
 _t_out = _t_mha(
-    X_r, X_r, X_r, 1, w_q=Wq_r[:, :d_r], w_k=Wk_r[:, :d_r], w_v=Wv_r, w_o=Wo_r
+    X_r, X_r, X_r, 1, w_q=Wq_r[:, :d_r], w_k=Wk_r[:, :d_r], w_v=Wv_r[:, _t_cols],
+    w_o=Wo_r[_t_cols],
 )
 np.testing.assert_allclose(out_wide, _t_out, rtol=1e-10, atol=1e-12)
 
@@ -67,6 +81,13 @@ np.testing.assert_allclose(out_wide, _t_out, rtol=1e-10, atol=1e-12)
 points: 1
 hidden: true
 failure_message: >-
-  `rank_wide` is not the rank of your `out_wide`.
+  `rank_wide` is not the rank of the exercise's head's output.
 """  # END TEST CONFIG
-assert rank_wide == np.linalg.matrix_rank(np.asarray(out_wide))
+from lib.attention import multi_head_attention as _t_mha
+
+_t_cols = slice(_t_term["wide"]["lo"], _t_term["wide"]["hi"])
+_t_out = _t_mha(
+    X_r, X_r, X_r, 1, w_q=Wq_r[:, :d_r], w_k=Wk_r[:, :d_r], w_v=Wv_r[:, _t_cols],
+    w_o=Wo_r[_t_cols],
+)
+assert rank_wide == np.linalg.matrix_rank(_t_out)
