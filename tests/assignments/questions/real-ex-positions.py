@@ -1,7 +1,9 @@
-"""Tests of real-ex-positions: `w_nopos`, layer 0's weights of the notebook's batch with the
-position embeddings left out (word and token-type embeddings, then LayerNorm), the key mask
-kept. The reference is recomputed here from `model` and `batch` (lib.pretrained), never from
-the notebook's `word`, `weights` or `proj`, which a student may rebind.
+"""Tests of real-ex-positions: `w_nopos`, layer 0's weights of the notebook's batch without
+position information: the word and token-type embeddings, plus the term's position p's
+embedding for every token (real-ex-positions.term.yml; the public site's leaves the positions
+out), then LayerNorm, the key mask kept. The reference is recomputed here from `model` and
+`batch` (lib.pretrained), never from the notebook's `word`, `weights` or `proj`, which a
+student may rebind.
 
 points: 2
 """
@@ -44,16 +46,18 @@ np.testing.assert_allclose(
 points: 2
 hidden: true
 failure_message: >-
-  `w_nopos` are not the weights of layer 0 on the batch whose token vectors
-  are LayerNorm of the word and token-type embeddings alone (the same
-  LayerNorm, the same key mask): check what is left out, and what is kept.
+  `w_nopos` are not the weights of layer 0 on the token vectors the exercise
+  describes (the same LayerNorm, the same key mask): check what is left out
+  or replaced, and what is kept.
 """  # END TEST CONFIG
 from lib.pretrained import layer_norm as _t_ln, self_attention as _t_self
 
 _t_p = model.weights
 _t_x = _t_ln(
     _t_p["embeddings.word_embeddings.weight"][batch.input_ids]
-    + _t_p["embeddings.token_type_embeddings.weight"][0],
+    + _t_p["embeddings.token_type_embeddings.weight"][0]
+    + (0 if _t_term["pos"]["p"] is None
+       else _t_p["embeddings.position_embeddings.weight"][_t_term["pos"]["p"]]),
     _t_p["embeddings.LayerNorm.weight"], _t_p["embeddings.LayerNorm.bias"],
     model.layer_norm_eps,
 )
