@@ -1,7 +1,8 @@
 """Tests of train-ex-backward: my_backward(query, key, value, grad_output, attn_mask), the
 student's own backward pass (it may not call lib.training's), against
 lib.training.attention_backward, which tests/test_training.py checks against PyTorch's
-autograd: random 2-D cases with a causal mask, a fully masked row and a mask of holes.
+autograd: random 2-D cases with a causal mask, a fully masked row and a mask of holes. The
+scale is this term's, c = 1/(tau sqrt(E)) (train-ex-backward.term.yml; the book's: tau = 1).
 
 points: 3
 """
@@ -41,9 +42,9 @@ assert not _t_used, "my_backward calls " + ", ".join(sorted(_t_used))
 """ # BEGIN TEST CONFIG
 points: 0
 failure_message: >-
-  dV is right but dQ or dK is not: the rows of dZ should each sum to 0 (the
-  softmax ignores a shift of a whole row of scores). Did you subtract each
-  row's weighted mean, rowsum(dA * A), before multiplying by A?
+  dV = A^T dO is not what attention_backward returns with the exercise's
+  scale: are your weights A those of that scale (the kernel's `scale=`)
+  and of the mask?
 """  # END TEST CONFIG
 from lib.training import attention_backward as _t_backward
 
@@ -52,9 +53,23 @@ _t_q, _t_k = _t_rng.standard_normal((4, 3)), _t_rng.standard_normal((5, 3))
 _t_v, _t_g = _t_rng.standard_normal((5, 2)), _t_rng.standard_normal((4, 2))
 _t_m = np.ones((4, 5), dtype=bool)
 _t_mine = my_backward(_t_q, _t_k, _t_v, _t_g, _t_m)
-_t_ref = _t_backward(_t_q, _t_k, _t_v, _t_g, attn_mask=_t_m)
+_t_c = 1 / (_t_term["temperature"]["tau"] * np.sqrt(3))  # the exercise's scale, E = 3
+_t_ref = _t_backward(_t_q, _t_k, _t_v, _t_g, attn_mask=_t_m, scale=_t_c)
 np.testing.assert_allclose(_t_mine[2], _t_ref[2], atol=1e-10)
-# dK = c dZ^T Q: its rows sum over the keys to c Q^T (row sums of dZ) = 0
+
+# %%
+""" # BEGIN TEST CONFIG
+points: 0
+failure_message: >-
+  dQ or dK is not right: the rows of dZ should each sum to 0 (the
+  softmax ignores a shift of a whole row of scores). Did you subtract each
+  row's weighted mean, rowsum(dA * A), before multiplying by A?
+"""  # END TEST CONFIG
+_t_rng = np.random.default_rng(37)
+_t_q, _t_k = _t_rng.standard_normal((4, 3)), _t_rng.standard_normal((5, 3))
+_t_v, _t_g = _t_rng.standard_normal((5, 2)), _t_rng.standard_normal((4, 2))
+_t_mine = my_backward(_t_q, _t_k, _t_v, _t_g, np.ones((4, 5), dtype=bool))
+# dK = c dZ^T Q: its rows sum over the keys to c Q^T (row sums of dZ) = 0, whatever c
 np.testing.assert_allclose(np.sum(_t_mine[1], axis=0), 0.0, atol=1e-10)
 
 # %%
@@ -62,7 +77,8 @@ np.testing.assert_allclose(np.sum(_t_mine[1], axis=0), 0.0, atol=1e-10)
 points: 0
 failure_message: >-
   dQ and dK are off by a constant factor: the scores are c Q K^T with
-  c = 1/sqrt(E), so dQ = c dZ K and dK = c dZ^T Q. Did you leave out c?
+  c the exercise's scale, so dQ = c dZ K and dK = c dZ^T Q. Did you leave
+  out c?
 """  # END TEST CONFIG
 from lib.training import attention_backward as _t_backward
 
@@ -71,7 +87,8 @@ _t_q, _t_k = _t_rng.standard_normal((4, 9)), _t_rng.standard_normal((5, 9))
 _t_v, _t_g = _t_rng.standard_normal((5, 2)), _t_rng.standard_normal((4, 2))
 _t_m = np.ones((4, 5), dtype=bool)
 _t_mine = my_backward(_t_q, _t_k, _t_v, _t_g, _t_m)
-_t_ref = _t_backward(_t_q, _t_k, _t_v, _t_g, attn_mask=_t_m)
+_t_c = 1 / (_t_term["temperature"]["tau"] * np.sqrt(9))  # the exercise's scale, E = 9
+_t_ref = _t_backward(_t_q, _t_k, _t_v, _t_g, attn_mask=_t_m, scale=_t_c)
 for _t_a, _t_b in zip(_t_mine[:2], _t_ref[:2]):
     _t_ratio = np.sum(_t_a * _t_b) / np.sum(_t_b * _t_b)
     assert abs(_t_ratio - 1) < 1e-6, f"off by a factor {_t_ratio:.3f}"
@@ -81,8 +98,8 @@ for _t_a, _t_b in zip(_t_mine[:2], _t_ref[:2]):
 points: 3
 hidden: true
 failure_message: >-
-  The gradients differ from the backward pass of attention on random cases
-  with a causal mask, a fully masked row and a mask with holes (a fully
+  The gradients differ from the backward pass of attention with the
+  exercise's scale on random cases with a causal mask, a fully masked row and a mask with holes (a fully
   masked row has zero weights, so its rows of dQ and dZ are zero); or the
   function is not your own (see the test above).
 """  # END TEST CONFIG
@@ -99,7 +116,8 @@ for _t_L, _t_S, _t_E, _t_Ev in [(5, 6, 4, 3), (3, 3, 8, 1), (6, 4, 2, 5)]:
         _t_m = _t_m.copy()
         _t_m[1] = False
         _t_mine = my_backward(_t_q, _t_k, _t_v, _t_g, _t_m)
-        _t_ref = _t_backward(_t_q, _t_k, _t_v, _t_g, attn_mask=_t_m)
+        _t_c = 1 / (_t_term["temperature"]["tau"] * np.sqrt(_t_E))  # the exercise's
+        _t_ref = _t_backward(_t_q, _t_k, _t_v, _t_g, attn_mask=_t_m, scale=_t_c)
         for _t_a, _t_b in zip(_t_mine, _t_ref):
             np.testing.assert_allclose(_t_a, _t_b, rtol=1e-9, atol=1e-12)
 assert _t_own_function(my_backward, ["attention_backward", "head_backward"]) is None
