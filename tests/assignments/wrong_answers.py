@@ -21,10 +21,10 @@ WRONG_ANSWERS = [
         "public": True,
         "answer": '''
 def einsum_attention(query, key, value):
-    scores = np.einsum("...le,...se->...ls", query, key)
+    scores = np.einsum(f"...le,{TERM_layout_ks}->...ls", query, key)
     scores = scores / np.sqrt(query.shape[-1])
     weights = softmax(scores, axis=-2)  # over the queries
-    return np.einsum("...ls,...sv->...lv", weights, value)
+    return np.einsum(f"...ls,{TERM_layout_vs}->...lv", weights, value)
 ''',
     },
     {
@@ -35,8 +35,8 @@ def einsum_attention(query, key, value):
         "public": True,
         "answer": '''
 def einsum_attention(query, key, value):
-    scores = np.einsum("...le,...se->...ls", query, key) / query.shape[-1]
-    return np.einsum("...ls,...sv->...lv", softmax(scores), value)
+    scores = np.einsum(f"...le,{TERM_layout_ks}->...ls", query, key) / query.shape[-1]
+    return np.einsum(f"...ls,{TERM_layout_vs}->...lv", softmax(scores), value)
 ''',
     },
     {
@@ -47,8 +47,8 @@ def einsum_attention(query, key, value):
         "public": True,
         "answer": '''
 def einsum_attention(query, key, value):
-    scores = np.einsum("...le,...se->...ls", query, key)
-    return np.einsum("...ls,...sv->...lv", softmax(scores), value)
+    scores = np.einsum(f"...le,{TERM_layout_ks}->...ls", query, key)
+    return np.einsum(f"...ls,{TERM_layout_vs}->...lv", softmax(scores), value)
 ''',
     },
     {
@@ -58,6 +58,7 @@ def einsum_attention(query, key, value):
         "message": "check the system you solve",
         "public": True,
         "answer": '''
+A_wrong = softmax(scores / TERM_tau, axis=0)
 O_wrong = A_wrong @ V
 lam_wrong = np.linalg.lstsq(V.T, O_wrong.T, rcond=None)[0].T
 lam_wrong = lam_wrong / lam_wrong.sum(axis=1, keepdims=True)
@@ -93,8 +94,8 @@ window = (j < i) & (j > i - TERM_w)
         "message": "is any of them infinite",
         "keeps": 1,
         "answer": '''
-row_mask = np.array([False, False])
-scores16 = np.array([0.5, -0.25], dtype=np.float16)
+row_mask = np.zeros(TERM_row_n, dtype=bool)
+scores16 = np.array(TERM_row_scores, dtype=np.float16)
 with np.errstate(over="ignore"):
     scores16[~row_mask] = -1e9
 with np.errstate(invalid="ignore"):
@@ -171,10 +172,11 @@ def my_backward(query, key, value, grad_output, attn_mask):
         "id": "no-max-shift",
         "chapter": "05_stable_softmax",
         "question": "prec-ex-log-softmax",
-        "message": "On scores near 1000 the result is not finite",
+        "message": "On scores near 1000 T (1000 once divided by the exercise's temperature T)",
         "public": True,
         "answer": '''
 def log_softmax_lse(x, axis=-1):
+    x = x / TERM_temp_T  # the exercise's temperature
     return x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
 ''',
     },
@@ -185,9 +187,10 @@ def log_softmax_lse(x, axis=-1):
         "message": "falls on a key after its query",
         "public": True,
         "answer": '''
-future = np.triu(np.ones((L, L), dtype=bool), k=1)
+future = np.triu(np.ones((TERM_layer_n, TERM_layer_n), dtype=bool), k=1)
+X_c = X[:TERM_layer_n]
 out_causal, w_causal = multi_head_attention(
-    X, X, X, H, **weights_kw, attn_mask=future, return_weights=True
+    X_c, X_c, X_c, TERM_layer_H, **weights_kw, attn_mask=future, return_weights=True
 )
 ''',
     },
@@ -198,9 +201,10 @@ out_causal, w_causal = multi_head_attention(
         "message": "the first query (which may see one key)",
         "public": True,
         "answer": '''
-past = np.tri(L, k=-1, dtype=bool)
+past = np.tri(TERM_layer_n, k=-1, dtype=bool)
+X_c = X[:TERM_layer_n]
 out_causal, w_causal = multi_head_attention(
-    X, X, X, H, **weights_kw, attn_mask=past, return_weights=True
+    X_c, X_c, X_c, TERM_layer_H, **weights_kw, attn_mask=past, return_weights=True
 )
 ''',
     },
@@ -218,7 +222,8 @@ for h in range(H):
     q_h = X @ W_Q[:, qk_cols] + b_q[qk_cols]
     k_h = X @ W_K[:, qk_cols] + b_k[qk_cols]
     v_h = X @ W_V[:, v_cols] + b_v[v_cols]
-    total += scaled_dot_product_attention(q_h, k_h, v_h) @ W_O[v_cols]
+    if h != TERM_ablate_h:  # the head the exercise ablates (None: none)
+        total += scaled_dot_product_attention(q_h, k_h, v_h) @ W_O[v_cols]
 ''',
     },
     {
@@ -228,7 +233,7 @@ for h in range(H):
         "message": "moves every position back by the offset",
         "public": True,
         "answer": '''
-rel_k = 3
+rel_k = TERM_delta
 omega = 10000.0 ** (-np.arange(0, D, 2) / D)
 R_k = np.zeros((D, D))
 for r, omega_r in enumerate(omega):
@@ -244,19 +249,24 @@ for r, omega_r in enumerate(omega):
         "public": True,
         "keeps": 1,  # its log-sum-exp is right: that part's point
         "answer": '''
-def merge(o1, lse1, o2, lse2):
-    return (o1 + o2) / 2, np.logaddexp(lse1, lse2)
+if TERM_state_kind == "stack":  # the term's form of the parts (memory-ex-merge-code.term.yml)
+    def merge(o, lse):
+        return o.mean(axis=0), np.logaddexp.reduce(lse, axis=0)
+else:
+    def merge(o1, lse1, o2, lse2):
+        add = np.logaddexp2 if TERM_state_kind == "log2" else np.logaddexp
+        return (o1 + o2) / 2, add(lse1, lse2)
 ''',
     },
     {
         "id": "query-the-wrong-way",
         "chapter": "01_span",
         "question": "span-ex-closest",
-        "message": "key 1 does not get the largest score",
+        "message": "target row does not get the largest score",
         "public": True,
         "answer": '''
-closest_tol = 1e-3
-q_close = 100.0 * np.array([1.0, -1.0])
+closest_tol = TERM_tol
+q_close = -100.0 * np.array(TERM_target_d)  # away from the target's key
 ''',
     },
     # Answers that skip the exercise (issue 27): each scored full marks before.
@@ -306,7 +316,7 @@ by_hand = np.array([[True, True, True, False], [True, False, False, False],
         "public": True,
         "answer": '''
 def log_softmax_lse(x, axis=-1):
-    return scipy.special.log_softmax(x, axis=axis)
+    return scipy.special.log_softmax(x / TERM_temp_T, axis=axis)
 ''',
     },
     {
@@ -317,6 +327,7 @@ def log_softmax_lse(x, axis=-1):
         "public": True,
         "answer": '''
 def log_softmax_lse(x, axis=-1):
+    x = x / TERM_temp_T
     m = np.max(x, axis=-1, keepdims=True)
     return x - m - np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))
 ''',
@@ -325,10 +336,11 @@ def log_softmax_lse(x, axis=-1):
         "id": "log-of-softmax-underflows",
         "chapter": "05_stable_softmax",
         "question": "prec-ex-log-softmax",
-        "message": "On the row (0, -1000) an entry is -inf or NaN",
+        "message": "On the row (0, -1000 T), for the exercise's temperature T, an entry is -inf",
         "public": True,
         "answer": '''
 def log_softmax_lse(x, axis=-1):
+    x = x / TERM_temp_T
     m = np.max(x, axis=axis, keepdims=True)
     e = np.exp(x - m)
     with np.errstate(divide="ignore"):
@@ -355,7 +367,8 @@ for h in range(H):
     c, cv = slice(h * d, (h + 1) * d), slice(h * dv, (h + 1) * dv)
     head = scaled_dot_product_attention(X @ W_Q[:, c] + b_q[c], X @ W_K[:, c] + b_k[c],
                                         X @ W_V[:, cv])
-    total += head @ W_O[cv]
+    if h != TERM_ablate_h:  # the head the exercise ablates (None: none)
+        total += head @ W_O[cv]
 ''',
     },
     {
@@ -364,7 +377,7 @@ for h in range(H):
         "question": "real-ex-mask-word",
         "message": "`change` must be measured",
         "public": True,
-        "answer": "change = 2 * weights[0, :, :n0, 2]",
+        "answer": "change = 2 * weights[0, :, :n0, TERM_word_j]",
     },
     {
         "id": "change-of-the-wrong-key",
@@ -383,12 +396,13 @@ change = np.abs(hidden[0, :, :n0, :n0] - weights[0, :, :n0, :n0]).sum(axis=-1)
         "id": "causal-weights-of-another-layer",
         "chapter": "06_multi_head",
         "question": "multi-head-ex-causal",
-        "message": "`w_causal` are not the weights of the causal layer",
+        "message": "`w_causal` are not the weights of the exercise's causal layer",
         "keeps": 1,
         "answer": '''
-out_causal = multi_head_attention(X, X, X, H, **weights_kw, is_causal=True)
-_, w_causal = scaled_dot_product_attention(X, X, X, is_causal=True, return_weights=True)
-w_causal = np.broadcast_to(w_causal, (H, L, L))
+X_c = X[:TERM_layer_n]
+out_causal = multi_head_attention(X_c, X_c, X_c, TERM_layer_H, **weights_kw, is_causal=True)
+_, w_causal = scaled_dot_product_attention(X_c, X_c, X_c, is_causal=True, return_weights=True)
+w_causal = np.broadcast_to(w_causal, (TERM_layer_H, TERM_layer_n, TERM_layer_n))
 ''',
     },
     # Classic shape, axis and off-by-one mistakes that the public tests (what the student's
@@ -398,7 +412,7 @@ w_causal = np.broadcast_to(w_causal, (H, L, L))
         "chapter": "01_span",
         "question": "span-ex-closest",
         "message": "does not beat the other keys' by enough",
-        "answer": "q_close = np.array([-1.0, 1.0])",
+        "answer": "q_close = np.array(TERM_target_d)",
     },
     {
         "id": "dependent-feature-sign-flipped",
@@ -407,7 +421,7 @@ w_causal = np.broadcast_to(w_causal, (H, L, L))
         "message": "does not give the least-squares predictions of X alone",
         "public": True,
         "answer": '''
-X3 = np.column_stack([X, 3 * X[:, 0] + 2 * X[:, 1]])
+X3 = np.column_stack([X, TERM_feature_a * X[:, 0] - (TERM_feature_b) * X[:, 1]])
 w3 = np.linalg.lstsq(X3, y)[0]
 ''',
     },
@@ -418,6 +432,7 @@ w3 = np.linalg.lstsq(X3, y)[0]
         "message": "a product taken in the wrong order, or transposed?",
         "public": True,
         "answer": '''
+A_wrong = softmax(scores / TERM_tau, axis=0)
 O_wrong = A_wrong @ V
 T = np.vstack([V.T, np.ones(3)])
 lam_wrong = np.linalg.solve(T, np.vstack([O_wrong.T, np.ones(len(O_wrong))]))
@@ -431,8 +446,8 @@ lam_wrong = np.linalg.solve(T, np.vstack([O_wrong.T, np.ones(len(O_wrong))]))
         "public": True,
         # (fill_min's values are right, but float64: the dtype is the question's point)
         "answer": '''
-row_mask = np.array([False, False])
-scores16 = np.array([0.5, -0.25])
+row_mask = np.zeros(TERM_row_n, dtype=bool)
+scores16 = np.array(TERM_row_scores)
 scores16[~row_mask] = -1e9
 shifted = scores16 - scores16.max()
 fill_min = np.where(row_mask, scores16, np.finfo(np.float16).min)
@@ -456,6 +471,33 @@ for dim in 2 ** np.arange(1, 21):
 ''',
     },
     {
+        "id": "fourth-moment-as-the-variance",
+        "chapter": "04_scaling",
+        "question": "scaling-ex-fourth-moment-result",
+        "message": "Not the variance of (q^T k)^2",
+        "answer": '''
+var_sq = 3 * TERM_E**2 + 6 * TERM_E  # E[(q^T k)^4], without subtracting E^2
+''',
+    },
+    {
+        "id": "jacobian-eigenvalues-from-the-diagonal",
+        "chapter": "04_scaling",
+        "question": "scaling-ex-jacobian-result",
+        "message": "one of them belongs to the vector of ones",
+        "answer": '''
+eig_uniform = np.full(TERM_S, (1 / TERM_S) * (1 - 1 / TERM_S))  # the diagonal entries
+''',
+    },
+    {
+        "id": "key-gradient-rank-of-the-shape",
+        "chapter": "04_scaling",
+        "question": "scaling-ex-key-gradient-result",
+        "message": "Not the rank of the gradient with respect to K",
+        "answer": '''
+rank_grad_K = min(8, 16)  # the rank of a full S x E matrix
+''',
+    },
+    {
         "id": "gap-last-nonzero-weight",
         "chapter": "05_stable_softmax",
         "question": "prec-ex-gap",
@@ -463,8 +505,8 @@ for dim in 2 ** np.arange(1, 21):
         "public": True,
         "answer": '''
 gaps = (16 + np.arange(256) / 64).astype(np.float16)
-second = softmax(np.stack([np.zeros_like(gaps), -gaps], axis=-1))[:, 1]
-g_found = float(gaps[np.sum(second > 0) - 1])
+last = softmax(np.stack([np.zeros_like(gaps)] * TERM_zeros_k + [-gaps], axis=-1))[:, -1]
+g_found = float(gaps[np.sum(last > 0) - 1])
 ''',
     },
     {
@@ -475,7 +517,11 @@ g_found = float(gaps[np.sum(second > 0) - 1])
         "public": True,
         "keeps": 1,  # the rank of that output is right
         "answer": '''
-out_wide = multi_head_attention(X_r, X_r, X_r, H_r, w_q=Wq_r, w_k=Wk_r, w_v=Wv_r, w_o=Wo_r)
+# the exercise's value features as narrow heads of one feature each (the book's: all H_r)
+feats = slice(TERM_wide_lo, TERM_wide_hi)
+qk = slice(TERM_wide_lo * d_r, TERM_wide_hi * d_r)
+out_wide = multi_head_attention(X_r, X_r, X_r, TERM_wide_hi - TERM_wide_lo, w_q=Wq_r[:, qk],
+                                w_k=Wk_r[:, qk], w_v=Wv_r[:, feats], w_o=Wo_r[feats])
 rank_wide = np.linalg.matrix_rank(out_wide)
 ''',
     },
@@ -499,7 +545,7 @@ B_pow2 = 2 ** int(np.ceil(np.log2(B_max)))
         "message": "`fraction` does not count queries",
         "public": True,
         "answer": '''
-fox = tokenize(model, ["The quick brown fox jumps over the lazy dog."])
+fox = tokenize(model, [TERM_sentence])
 a_fox = self_attention(model, embed(model, fox), fox.key_mask).weights[0]
 i = np.arange(1, fox.lengths[0])
 fraction = a_fox[:, i, i - 1].mean(axis=-1)  # the average weight, not the argmax
@@ -512,7 +558,8 @@ fraction = a_fox[:, i, i - 1].mean(axis=-1)  # the average weight, not the argma
         "message": "falls on a padding key",
         "public": True,
         "answer": '''
-x_nopos = layer_norm(word + token_type, gamma, beta, eps)
+x_nopos = layer_norm(word + (0 if TERM_pos_p is None else position[TERM_pos_p]) + token_type,
+                     gamma, beta, eps)
 _, w_nopos = multi_head_attention(x_nopos, x_nopos, x_nopos, H, **proj, return_weights=True)
 ''',
     },
@@ -524,7 +571,7 @@ _, w_nopos = multi_head_attention(x_nopos, x_nopos, x_nopos, H, **proj, return_w
         "public": True,
         "answer": '''
 hidden_mask = key_mask.copy()
-hidden_mask[0, 2] = False
+hidden_mask[0, TERM_word_j] = False
 hidden = self_attention(model, X, hidden_mask).weights
 change = np.abs(hidden[0, :, :n0, :n0] - weights[0, :, :n0, :n0]).sum(axis=-2)
 ''',
@@ -559,7 +606,7 @@ from scipy.special import logsumexp as lse_of
 
 
 def log_softmax_lse(x, axis=-1):
-    return x - lse_of(x, axis=axis, keepdims=True)
+    return x / TERM_temp_T - lse_of(x / TERM_temp_T, axis=axis, keepdims=True)
 ''',
     },
     {
@@ -600,9 +647,19 @@ c_sigma = 1 / (2 * np.sqrt(64))
         "question": "span-ex-stacking-result",
         "message": "the second layer's weights on the left",
         "answer": '''
-A1 = np.array([[0.5, 0.5, 0.0], [0.0, 0.25, 0.75]])
-A2 = np.array([[1.0, 0.0], [0.5, 0.5], [0.2, 0.8]])
+A1 = np.array(TERM_layers_A1)
+A2 = np.array(TERM_layers_A2)
 A_equiv = A1.T @ A2.T
+''',
+    },
+    {
+        "id": "residual-divided-by-the-norm",
+        "chapter": "01_span",
+        "question": "span-ex-normal-equations-result",
+        "message": "check u^T y and u^T u",
+        "answer": '''
+u = np.array([1.0, -2.0, 1.0])
+r_hand = (u @ np.array(TERM_y_v)) / np.linalg.norm(u) * u
 ''',
     },
     {
@@ -611,7 +668,8 @@ A_equiv = A1.T @ A2.T
         "question": "qk-av-ex-cost-result",
         "message": "One exponent is wrong",
         "answer": '''
-cost_log2 = (30, 30, 26)
+cost_log2 = (int(np.log2(TERM_n**2 * TERM_E)), int(np.log2(TERM_n**2 * TERM_E)),
+             int(np.log2(TERM_n**2 * 4)))  # the memory in bytes, not MiB
 ''',
     },
     {
@@ -644,7 +702,7 @@ RIGHT_ANSWERS = [
         "question": "real-ex-mask-word",
         "answer": '''
 no_cat = key_mask.copy()
-no_cat[0, 2] = False
+no_cat[0, TERM_word_j] = False
 before = weights
 attention, weights = multi_head_attention(
     X, X, X, H, **proj, attn_mask=no_cat[:, None, :], return_weights=True
@@ -653,14 +711,71 @@ change = np.abs(weights[0, :, :n0, :n0] - before[0, :, :n0, :n0]).sum(axis=-1)
 ''',
     },
     {
+        "id": "previous-through-multi-head-attention",
+        "chapter": "08_real_model",
+        "question": "real-ex-previous",
+        "answer": '''
+new = tokenize(model, [TERM_sentence])
+x_new = embed(model, new)
+_, w_new = multi_head_attention(x_new, x_new, x_new, H, **proj,
+                                attn_mask=new.key_mask[:, None, :], return_weights=True)
+top = w_new[0, :, 1 : new.lengths[0], :].argmax(axis=-1)  # (H, n - 1): padding has weight 0
+fraction = np.mean(top == np.arange(new.lengths[0] - 1), axis=1)
+''',
+    },
+    {
+        "id": "merge-through-logaddexp",
+        "chapter": "07_memory_efficient",
+        "question": "memory-ex-merge-code",
+        "answer": '''
+if TERM_state_kind == "stack":  # the term's form of the parts (memory-ex-merge-code.term.yml)
+    def merge(o, lse):
+        with np.errstate(invalid="ignore"):
+            total = np.logaddexp.reduce(lse, axis=0)
+            share = np.nan_to_num(np.exp(lse - total))  # (P, ..., L): 0 where all are empty
+        return (share[..., None] * o).sum(axis=0), total
+else:
+    def merge(o1, lse1, o2, lse2):
+        add, power = ((np.logaddexp2, np.exp2) if TERM_state_kind == "log2"
+                      else (np.logaddexp, np.exp))
+        with np.errstate(invalid="ignore"):
+            total = add(lse1, lse2)
+            w1, w2 = np.nan_to_num(power(lse1 - total)), np.nan_to_num(power(lse2 - total))
+        return w1[..., None] * o1 + w2[..., None] * o2, total
+''',
+    },
+    {
         "id": "einsum-in-two-lines",
         "chapter": "02_qk_av",
         "question": "qk-av-ex-einsum",
         "answer": '''
 def einsum_attention(query, key, value):
-    s = np.einsum("...ie,...je->...ij", query, key) / np.sqrt(query.shape[-1])
+    keys = "...ej" if TERM_layout_key_t else "...je"      # this term's layouts
+    values = "...vj" if TERM_layout_value_t else "...jv"
+    s = np.einsum(f"...ie,{keys}->...ij", query, key) / np.sqrt(query.shape[-1])
     s = np.exp(s - s.max(axis=-1, keepdims=True))
-    return np.einsum("...ij,...jv->...iv", s / s.sum(axis=-1, keepdims=True), value)
+    return np.einsum(f"...ij,{values}->...iv", s / s.sum(axis=-1, keepdims=True), value)
+''',
+    },
+    {
+        "id": "wrong-axis-coordinates-by-lstsq",
+        "chapter": "02_qk_av",
+        "question": "qk-av-ex-wrong-axis",
+        "answer": '''
+A_t = softmax(Q @ K.T / np.sqrt(Q.shape[1]) / TERM_tau, axis=0)  # this term's temperature
+O_wrong = A_t @ V
+system = np.vstack([V.T, np.ones((1, V.shape[0]))])
+lam_wrong = np.linalg.lstsq(system, np.vstack([O_wrong.T, np.ones(len(O_wrong))]),
+                            rcond=None)[0].T
+''',
+    },
+    {
+        "id": "cost-by-exponents",
+        "chapter": "02_qk_av",
+        "question": "qk-av-ex-cost-result",
+        "answer": '''
+n_bits, e_bits = int(np.log2(TERM_n)), int(np.log2(TERM_E))
+cost_log2 = (2 * n_bits + e_bits, 2 * n_bits + e_bits, 2 * n_bits + 2 - 20)
 ''',
     },
     {
@@ -674,15 +789,46 @@ print(np.array_equal(by_hand, padding_mask(lengths, TERM_S)), by_hand[:, None, N
 ''',
     },
     {
+        "id": "float16-empty-row-with-full",
+        "chapter": "03_masking",
+        "question": "masking-ex-float16",
+        "answer": '''
+scores16 = np.full(TERM_row_n, -1e9).astype(np.float16)  # -1e9 overflows to -inf
+with np.errstate(invalid="ignore"):
+    shifted = scores16 - np.max(scores16)
+fill_min = np.full(TERM_row_n, np.finfo(np.float16).min, dtype=np.float16)
+print(softmax(fill_min), softmax(scores16))
+''',
+    },
+    {
         "id": "log-softmax-with-logaddexp-free-lse",
         "chapter": "05_stable_softmax",
         "question": "prec-ex-log-softmax",
         "answer": '''
 def log_softmax_lse(x, axis=-1):
-    x = np.asarray(x, dtype=float)
+    x = np.asarray(x, dtype=float) * (1 / TERM_temp_T)  # at the exercise's temperature
     top = np.max(x, axis=axis, keepdims=True)
     lse = top + np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True))
     return x - lse
+''',
+    },
+    {
+        "id": "key-gradient-rank-by-counting-queries",
+        "chapter": "04_scaling",
+        "question": "scaling-ex-key-gradient-result",
+        "answer": '''
+n_queries, n_keys_ex, width = TERM_queries_T, 8, 16
+# one rank-one term per query; the rows of each gradient sum to 0 (1^T J = 0)
+rank_grad_K = min(n_queries, n_keys_ex - 1, width)
+''',
+    },
+    {
+        "id": "jacobian-eigenvalues-numerically",
+        "chapter": "04_scaling",
+        "question": "scaling-ex-jacobian-result",
+        "answer": '''
+a_u = np.ones(TERM_S) / TERM_S
+eig_uniform = np.sort(np.linalg.eigvals(np.diag(a_u) - np.outer(a_u, a_u)).real)
 ''',
     },
     {
@@ -697,8 +843,10 @@ for h in range(H):
         X @ W_Q[:, qk] + b_q[qk], X @ W_K[:, qk] + b_k[qk], X @ W_V[:, vv] + b_v[vv],
         return_weights=True)
     assert np.allclose(a_h, weights[h])
-    total = total + o_h @ W_O[vv]
-assert np.allclose(total + b_o, out)
+    if h != TERM_ablate_h:  # the head this term ablates (None: none)
+        total = total + o_h @ W_O[vv]
+kept = (np.arange(Ev) // dv != TERM_ablate_h)[:, None]  # W_O's rows of the heads kept
+assert np.allclose(total + b_o, multi_head_attention(X, X, X, H, **(weights_kw | {"w_o": W_O * kept})))
 ''',
     },
     {
@@ -706,10 +854,35 @@ assert np.allclose(total + b_o, out)
         "chapter": "06_multi_head",
         "question": "multi-head-ex-causal",
         "answer": '''
-allowed = np.tril(np.ones((L, L), dtype=bool))
+allowed = np.tril(np.ones((TERM_layer_n, TERM_layer_n), dtype=bool))
+tokens = X[:TERM_layer_n]
 out_causal, w_causal = multi_head_attention(
-    X, X, X, H, **weights_kw, attn_mask=allowed, return_weights=True
+    tokens, tokens, tokens, TERM_layer_H, **weights_kw, attn_mask=allowed, return_weights=True
 )
+''',
+    },
+    {
+        "id": "wide-head-by-its-value-columns",
+        "chapter": "06_multi_head",
+        "question": "multi-head-ex-one-wide-head",
+        "answer": '''
+feats = slice(TERM_wide_lo, TERM_wide_hi)  # the exercise's value features
+out_wide = multi_head_attention(X_r, X_r, X_r, num_heads=1, w_q=Wq_r[:, :d_r],
+                                w_k=Wk_r[:, :d_r], w_v=Wv_r[:, feats], w_o=Wo_r[feats])
+rank_wide = int(np.linalg.matrix_rank(out_wide))
+''',
+    },
+    {
+        "id": "relative-rotation-by-strided-diagonals",
+        "chapter": "06_multi_head",
+        "question": "multi-head-ex-relative",
+        "answer": '''
+angles = TERM_delta * 10000.0 ** (-np.arange(0, D, 2) / D)
+R_k = np.zeros((D, D))
+R_k[0::2, 0::2] = np.diag(np.cos(angles))
+R_k[0::2, 1::2] = np.diag(np.sin(angles))
+R_k[1::2, 0::2] = np.diag(-np.sin(angles))
+R_k[1::2, 1::2] = np.diag(np.cos(angles))
 ''',
     },
 ]
@@ -724,8 +897,8 @@ WRONG_ANSWERS += [
         "public": True,
         "answer": '''
 def my_backward(query, key, value, grad_output, attn_mask):
-    c = 1 / np.sqrt(query.shape[-1])
-    _, A = scaled_dot_product_attention(query, key, value, attn_mask=attn_mask,
+    c = 1 / (TERM_temperature_tau * np.sqrt(query.shape[-1]))
+    _, A = scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, scale=c,
                                         return_weights=True)
     dV = A.T @ grad_output
     dZ = A * (grad_output @ value.T)  # diag(a) da only: the -a a^T da term is missing
@@ -740,11 +913,12 @@ def my_backward(query, key, value, grad_output, attn_mask):
         "public": True,
         "answer": '''
 def my_backward(query, key, value, grad_output, attn_mask):
-    _, A = scaled_dot_product_attention(query, key, value, attn_mask=attn_mask,
+    c = 1 / (TERM_temperature_tau * np.sqrt(query.shape[-1]))
+    _, A = scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, scale=c,
                                         return_weights=True)
     dA = grad_output @ value.T
     dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
-    return dZ @ key, dZ.T @ query, A.T @ grad_output
+    return dZ @ key, dZ.T @ query, A.T @ grad_output  # c only in the weights
 ''',
     },
     {
@@ -760,8 +934,9 @@ for r in range(1, d + 1):
     M_r = (U[:, :r] * sigma[:r]) @ Vt[:r]
     _, A_r = scaled_dot_product_attention(x_test @ M_r, x_test, x_test,
                                           is_causal=True, return_weights=True)
-    smallest.append(A_r[:, i, i - 1].min())
-r_min = 1 + int(np.argmax(np.array(smallest) >= 0.9))
+    queries = np.arange(TERM_pos_lo, TERM_pos_hi)
+    smallest.append(A_r[:, queries, queries - 1].min())
+r_min = 1 + int(np.argmax(np.array(smallest) >= TERM_bar))
 ''',
     },
 ]
@@ -773,9 +948,9 @@ RIGHT_ANSWERS += [
         "question": "train-ex-backward",
         "answer": '''
 def my_backward(query, key, value, grad_output, attn_mask):
-    scale = query.shape[-1] ** -0.5
+    scale = query.shape[-1] ** -0.5 / TERM_temperature_tau
     _, weights = scaled_dot_product_attention(query, key, value, attn_mask=attn_mask,
-                                              return_weights=True)
+                                              scale=scale, return_weights=True)
     grad_weights = grad_output @ value.T
     grad_scores = np.zeros_like(weights)
     for n, a in enumerate(weights):  # J = diag(a) - a a^T, row by row
@@ -796,9 +971,9 @@ for r in range(1, d + 1):
     scores = x_test @ (u[:, :r] * s[:r]) @ vt[:r] @ x_test.transpose(0, 2, 1) / np.sqrt(d)
     scores = np.where(np.tril(np.ones((L_task, L_task), bool)), scores, -np.inf)
     a = softmax(scores)
-    idx = np.arange(1, L_task)
+    idx = np.arange(TERM_pos_lo, TERM_pos_hi)
     smallest.append(float(a[:, idx, idx - 1].min()))
-r_min = next(r for r in range(1, d + 1) if smallest[r - 1] >= 0.9)
+r_min = next(r for r in range(1, d + 1) if smallest[r - 1] >= TERM_bar)
 ''',
     },
 ]
@@ -813,7 +988,7 @@ WRONG_ANSWERS += [
         "message": "Did you subtract each row's weighted mean",
         "answer": '''
 A_s = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
-dA_s = np.array([[1.0], [-1.0]]) @ np.array([[1.0], [2.0], [4.0]]).T
+dA_s = np.array(TERM_dO) @ np.array(TERM_V).T
 dZ_small = A_s * dA_s  # the Jacobian's a a^T part forgotten
 ''',
     },
@@ -824,7 +999,7 @@ dZ_small = A_s * dA_s  # the Jacobian's a a^T part forgotten
         "message": "Did you subtract each row's weighted mean",
         "answer": '''
 A_s = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
-dA_s = np.array([[1.0], [-1.0]]) @ np.array([[1.0], [2.0], [4.0]]).T
+dA_s = np.array(TERM_dO) @ np.array(TERM_V).T
 dZ_small = A_s * (dA_s - dA_s.mean(axis=1, keepdims=True))
 ''',
     },
@@ -834,7 +1009,7 @@ dZ_small = A_s * (dA_s - dA_s.mean(axis=1, keepdims=True))
         "question": "train-ex-next-result",
         "message": "what is the loss of the best guess, in nats (natural log)?",
         "answer": '''
-floors = (np.log2(12), 0.0)
+floors = (np.log2(TERM_vocab), 0.0)
 ''',
     },
     {
@@ -843,7 +1018,7 @@ floors = (np.log2(12), 0.0)
         "question": "train-ex-next-result",
         "message": "Without the mask, which key may query i attend to?",
         "answer": '''
-floors = (np.log(12), np.log(12))
+floors = (np.log(TERM_vocab), np.log(TERM_vocab))
 ''',
     },
     {
@@ -852,7 +1027,7 @@ floors = (np.log(12), np.log(12))
         "question": "train-ex-next-result",
         "message": "Not the two floors",
         "answer": '''
-floors = (np.log(8), 0.0)  # the chapter's 8 tokens, not 12
+floors = (np.log(8), 0.0)  # the chapter's 8 tokens, not the exercise's
 ''',
     },
     {
@@ -861,16 +1036,17 @@ floors = (np.log(8), 0.0)  # the chapter's 8 tokens, not 12
         "question": "train-ex-same-step-result",
         "message": "how does dl/dW_Q relate to dl/dU_Q",
         "answer": '''
-step_ratios = (1 / np.sqrt(64), 1 / np.sqrt(64))  # the even split's eta / sqrt(d)
+step_ratios = (1 / np.sqrt(TERM_d), 1 / np.sqrt(TERM_d))  # the even split's eta / sqrt(d)
 ''',
     },
     {
         "id": "step-ratios-one-factor-of-the-chain-rule",
         "chapter": "09_training",
         "question": "train-ex-same-step-result",
-        "message": "what does a step on W_Q become once divided by sqrt(d)?",
+        "message": "what does a step on W_Q become once divided by the same factor?",
         "answer": '''
-step_ratios = (1 / np.sqrt(64), 1.0)  # the gradient's factor, not the division of the step
+# the gradient's factor, not the division of the step
+step_ratios = (TERM_d ** -TERM_split_a, TERM_d ** -(0.5 - TERM_split_a))
 ''',
     },
     {
@@ -879,7 +1055,7 @@ step_ratios = (1 / np.sqrt(64), 1.0)  # the gradient's factor, not the division 
         "question": "train-ex-same-step-result",
         "message": "is not a step of these sizes",
         "answer": '''
-step_ratios = (64.0, 1.0)
+step_ratios = (TERM_d ** (2 * TERM_split_a), TERM_d ** (1 - 2 * TERM_split_a))
 ''',
     },
 ]
@@ -891,7 +1067,7 @@ RIGHT_ANSWERS += [
         "question": "train-ex-dv-result",
         "answer": '''
 weights = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
-grad_weights = np.array([[1.0], [-1.0]]) @ np.array([[1.0, 2.0, 4.0]])  # dO V^T
+grad_weights = np.array(TERM_dO) @ np.array(TERM_V).T  # dO V^T
 dZ_small = [list((np.diag(a) - np.outer(a, a)) @ g) for a, g in zip(weights, grad_weights)]
 ''',
     },
@@ -901,7 +1077,7 @@ dZ_small = [list((np.diag(a) - np.outer(a, a)) @ g) for a, g in zip(weights, gra
         "question": "train-ex-next-result",
         "answer": '''
 import math
-floors = [math.log(12), 0]
+floors = [math.log(TERM_vocab), 0]
 ''',
     },
     {
@@ -909,8 +1085,8 @@ floors = [math.log(12), 0]
         "chapter": "09_training",
         "question": "train-ex-same-step-result",
         "answer": '''
-d_split = 64
-step_ratios = np.array([d_split ** -1.0, d_split ** 0.0])
+d_split, a = TERM_d, TERM_split_a  # U_Q = W_Q / d^a, U_K = W_K / d^(1/2 - a)
+step_ratios = np.array([d_split ** (-2 * a), d_split ** (2 * a - 1)])
 ''',
     },
 ]
