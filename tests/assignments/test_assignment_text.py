@@ -261,3 +261,65 @@ def test_rubrics_render_their_partial_rules_and_mistakes_for_gradescope_and_the_
         mistakes = " ".join(spec["mistakes"].split())
         assert f"Common mistakes: {mistakes}" in rubrics
         assert f"**Common mistakes:** {mistakes}" in ta
+
+
+def autograded_labels():
+    """Every autograded question of the course (scripts/assignments.py's own reading of the
+    chapters), by the exercise label whose term spec holds its constants (a pen-and-paper
+    exercise's `<label>-result` by `<label>`)."""
+    labels = set()
+    for md in sorted((ROOT / "notebooks").glob("*.md")):
+        _, questions = assignments.master_notebook(md, BOOK)
+        labels |= {q.removesuffix("-result") for q, info in questions.items()
+                   if info["kind"] == "auto"}
+    return labels
+
+
+def test_every_autograded_question_changes_with_the_term():
+    """Issue 45: the full site prints every solution, so each autograded question's answer
+    depends on the term's constants (a `<label>.term.yml` whose every constant has choices
+    other than the book's): the site's code, pasted as it is, is wrong in every other term
+    (test_assignments.py grades it: 0 points on each)."""
+    labels = autograded_labels()
+    assert len(labels) >= 30
+    missing = sorted(label for label in labels
+                     if not (assignments.QUESTIONS / f"{label}.term.yml").exists())
+    assert not missing, f"autograded questions without term constants: {missing}"
+    for label in labels:
+        _, spec = assignments.term_constants(label)
+        assert spec["constants"], label
+        for name, constant in spec["constants"].items():
+            assert constant["choices"] and constant["book"] not in constant["choices"], (label, name)
+
+
+def test_a_term_spec_rewrites_text_and_solution_and_a_pattern_matching_nothing_fails(
+        tmp_path, monkeypatch):
+    (tmp_path / "ex-a.term.yml").write_text(
+        "constants:\n"
+        "  target:\n"
+        "    book: {j: 1, v: '(0, 2)', say: v_1}\n"
+        "    choices: [{j: 0, v: '(1, 0)', say: v_0}]\n"
+        "  tol:\n    book: 0.001\n    choices: [0.0001]\n"
+        "text:\n  'v_1 = \\(0, 2\\)': 'v_{target[j]} = {target[v]}'\n"
+        "solution:\n  'tol = 1e-3': 'tol = {tol}'\n"
+        "  'NOT THERE': 'x'\n")
+    monkeypatch.setattr(assignments, "QUESTIONS", tmp_path)
+    monkeypatch.setattr(assignments, "term_config", lambda: {"seed": 7})
+    term, spec = assignments.term_constants("ex-a")
+    assert term == {"target": {"j": 0, "v": "(1, 0)", "say": "v_0"}, "tol": 0.0001}
+    text = assignments.term_rewrite("ex-a", "near the row v_1 = (0, 2), within", "text")
+    assert text == "near the row v_0 = (1, 0), within"
+    assert assignments.term_rewrite("ex-a", "tol = 1e-3", "solution", count=False) == "tol = 0.0001"
+    try:
+        assignments.term_rewrite("ex-a", "tol = 1e-3", "solution")
+    except ValueError as error:
+        assert "NOT THERE" in str(error)
+    else:
+        raise AssertionError("a solution pattern that matches nothing passed")
+    code = assignments.with_term_constants("ex-a", "assert x < _t_term['tol']")
+    assert code.splitlines()[0].startswith("_t_term = {'target': {'j': 0")
+    assert assignments.with_term_constants("ex-a", "assert x") == "assert x"
+    assert assignments.shown(term["target"]) == "v_0" and assignments.shown(0.5) == "0.5"
+    # seed 0: the book's values
+    monkeypatch.setattr(assignments, "term_config", lambda: {"seed": 0})
+    assert assignments.term_constants("ex-a")[0]["tol"] == 0.001
