@@ -299,13 +299,24 @@ def test_make_grade_on_a_canvas_export(tmp_path):
      False),
     ("def build(n):\n    return np.array([np.arange(n) <= i for i in range(n)])\n"
      "window = build(6)", True),
+    # cells run one after the other: the loop in one cell, its result used in the next
+    (("rows = [np.arange(6) <= i for i in range(6)]", "window = np.array(rows)"), True),
+    (("rows = []", "for i in range(6):\n    rows.append(np.arange(6) <= i)",
+      "n = 6", "window = np.array(rows[:n])"), True),
+    (("import numpy as np\nfor name in ['a', 'b']:\n    print(name)", "n = 6",
+      "window = np.arange(n)[None, :] <= np.arange(n)[:, None]"), False),
+    (("n = 6", "window = np.arange(n)[None, :] <= np.arange(n)[:, None]",
+      "for row in window:\n    print(row)"), False),
 ])
 def test_a_loop_that_builds_the_answer_is_found_and_one_that_checks_it_is_not(cell, looped,
                                                                              monkeypatch):
     env = helpers()
-    env["In"] = [cell]
-    exec(cell, env)
-    monkeypatch.setattr(env["_t_inspect"], "getsource", lambda f: cell.split("window =")[0])
+    cells = list(cell) if isinstance(cell, tuple) else [cell]
+    env["In"] = cells
+    for source in cells:
+        exec(source, env)
+    text = "\n".join(cells)
+    monkeypatch.setattr(env["_t_inspect"], "getsource", lambda f: text.split("window =")[0])
     assert bool(env["_t_reached"](env["_t_feeding"]("window"), set())) == looped
 
 

@@ -172,38 +172,66 @@ def _t_compares(trees):
                for t in trees for n in _t_ast.walk(t))
 
 
+def _t_stored(stmt):
+    """The names a statement stores, or changes through a method call (`rows.append(...)`),
+    an item or an attribute (`rows[0] = ...`), a def or an import."""
+    stored = set()
+    for node in _t_ast.walk(stmt):
+        if isinstance(node, _t_ast.Name) and isinstance(node.ctx, (_t_ast.Store, _t_ast.Del)):
+            stored.add(node.id)
+        elif isinstance(node, _t_ast.Call) and isinstance(node.func, _t_ast.Attribute) \
+                and isinstance(node.func.value, _t_ast.Name) \
+                and not _t_inspect.ismodule(globals().get(node.func.value.id)):
+            stored.add(node.func.value.id)      # rows.append(...) changes rows
+        elif isinstance(node, (_t_ast.Subscript, _t_ast.Attribute)) \
+                and isinstance(node.ctx, _t_ast.Store):
+            root = node
+            while isinstance(root, (_t_ast.Subscript, _t_ast.Attribute)):
+                root = root.value
+            stored.add(getattr(root, "id", ""))
+        elif isinstance(node, (_t_ast.FunctionDef, _t_ast.Import, _t_ast.ImportFrom)):
+            stored |= {getattr(node, "name", None)} | {
+                a.asname or a.name.split(".")[0] for a in getattr(node, "names", [])}
+    return stored
+
+
 def _t_feeding(name):
-    """The statements of the last executed cell that assigns `name` which compute it: the
-    one that assigns it and, going back, every statement that stores (or changes through a
-    method call, `rows.append(...)`) a name they read; [] if no cell assigns it. A loop that
-    builds the value in another name is among them; a loop that only checks it is not."""
+    """The statements that compute `name`: in the last executed cell that assigns it, the one
+    that assigns it and, going back, every statement that stores (or changes through a method
+    call, `rows.append(...)`) a name they read; and, for a name they read that this cell does
+    not store, the statements of earlier executed cells that store it, the same way (a loop
+    in one cell, its result used in the next). [] if no cell assigns it. A loop that builds
+    the value in another name, here or in an earlier cell, is among them; a loop that only
+    checks it is not."""
+    trees = []
+    for source in list(globals().get("In", [])):
+        try:
+            trees.append(_t_ast.parse(source))
+        except SyntaxError:
+            continue
     _t_values, _t_tree = _t_assignment(name)
     if _t_tree is None:
         return []
-    needed, found = {name}, []
+    index = max(i for i, t in enumerate(trees) if _t_ast.dump(t) == _t_ast.dump(_t_tree))
+    needed, found, resolved = {name}, [], set()
     body = list(_t_tree.body)
     while body and not any(isinstance(n, _t_ast.Name) and n.id == name
                            and isinstance(n.ctx, _t_ast.Store) for n in _t_ast.walk(body[-1])):
         body.pop()      # what comes after the last statement that stores it
     for stmt in reversed(body):
-        stored = set()
-        for node in _t_ast.walk(stmt):
-            if isinstance(node, _t_ast.Name) and isinstance(node.ctx, (_t_ast.Store, _t_ast.Del)):
-                stored.add(node.id)
-            elif isinstance(node, _t_ast.Call) and isinstance(node.func, _t_ast.Attribute) \
-                    and isinstance(node.func.value, _t_ast.Name) \
-                    and not _t_inspect.ismodule(globals().get(node.func.value.id)):
-                stored.add(node.func.value.id)      # rows.append(...) changes rows
-            elif isinstance(node, (_t_ast.Subscript, _t_ast.Attribute)) \
-                    and isinstance(node.ctx, _t_ast.Store):
-                root = node
-                while isinstance(root, (_t_ast.Subscript, _t_ast.Attribute)):
-                    root = root.value
-                stored.add(getattr(root, "id", ""))
-            elif isinstance(node, (_t_ast.FunctionDef, _t_ast.Import, _t_ast.ImportFrom)):
-                stored |= {getattr(node, "name", None)} | {
-                    a.asname or a.name.split(".")[0] for a in getattr(node, "names", [])}
+        stored = _t_stored(stmt)
         if stored & needed:
             found.append(stmt)
+            resolved |= stored
             needed |= _t_names(stmt) | stored
+    unresolved = needed - resolved
+    for tree in reversed(trees[:index]):      # earlier cells: only what is still unresolved
+        for stmt in reversed(tree.body):
+            stored = _t_stored(stmt)
+            if stored & unresolved:
+                found.append(stmt)
+                unresolved = (unresolved - stored) | (_t_names(stmt) - stored - resolved)
+                resolved |= stored
+        if not unresolved:
+            break
     return found[::-1]
