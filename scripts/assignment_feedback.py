@@ -116,6 +116,11 @@ GUARD_FRAMES = {"gi_frame", "cr_frame", "ag_frame", "gi_code", "cr_code", "ag_co
                 "gi_yieldfrom", "cr_await", "ag_await", "tb_frame", "tb_next", "f_globals",
                 "f_locals", "f_builtins", "f_back", "f_code", "f_trace", "co_code",
                 "co_consts", "co_names"}
+# what makes a class without a class statement, and what runs code out of the checks' sight
+# (another thread: a profiler sees one thread only)
+GUARD_MAKERS = {"make_dataclass", "namedtuple", "NamedTuple", "TypedDict", "NewType",
+                "threading", "Thread", "Timer", "concurrent", "multiprocessing", "asyncio",
+                "signal", "sched", "weakref", "finalize"}
 # where masked arrays come from: np.testing ignores a masked entry, so a fully masked array
 # passes assert_allclose and assert_array_equal against any expected array
 GUARD_MASKED = {"ma", "mstats", "mstats_basic", "mstats_extras", "recfunctions"}
@@ -187,7 +192,10 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
     read; by assignment, `def`, a loop, `with`, `except ... as` or a `match` pattern), except
     by an import in `imports` (one of the handed-out notebook's own); a running frame's or
     a code object's attributes (GUARD_FRAMES: `gi_frame`, `f_globals`, ...); masked arrays
-    (GUARD_MASKED: `np.ma`, `scipy.stats.mstats`, which np.testing lets pass); the checks'
+    (GUARD_MASKED: `np.ma`, `scipy.stats.mstats`, which np.testing lets pass); what makes a
+    class without a class statement or runs code in another thread (GUARD_MAKERS:
+    `make_dataclass`, `namedtuple`, `threading`, ...), a star import, `type` but where it is
+    printed, and a keyword argument named like `__eq__`; the checks'
     own names (`_t_...`: a function of the student's could return what a check expects); and a
     class (the exercises need none; a class can fake comparisons). A cell that does not parse
     is not refused (it raises when run)."""
@@ -202,9 +210,17 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
                         for n in node.names}
     top = set(map(id, _module_level(tree)))
     # type(x), one argument, tells a type; with three it makes a class
+    # ... but only where it is shown (print's arguments, an f-string): `type(int)` is type
+    # itself, whose three-argument call makes a class
+    shown = {id(sub) for n in ast.walk(tree)
+             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                 and n.func.id == "print") or isinstance(n, ast.FormattedValue)
+             for part in ([*n.args, *(k.value for k in n.keywords)]
+                          if isinstance(n, ast.Call) else [n.value])
+             for sub in ast.walk(part)}
     one_arg_type = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)
                     and isinstance(n.func, ast.Name) and n.func.id == "type"
-                    and len(n.args) == 1 and not n.keywords}
+                    and len(n.args) == 1 and not n.keywords and id(n) in shown}
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
@@ -214,6 +230,12 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
                     return f"it imports {module}, which the exercises do not need"
                 parts = set(module.split(".")[1:]) | (
                     {a.name for a in node.names} if isinstance(node, ast.ImportFrom) else set())
+                if "*" in parts:
+                    return f"it imports * from {module}: name what you import"
+                makers = sorted(parts & GUARD_MAKERS)
+                if makers:
+                    return (f"it imports {makers[0]} (from {module}), which makes classes or "
+                            "runs code where the checks do not look")
                 masked = sorted(parts & GUARD_MASKED)
                 if masked:
                     return (f"it imports {masked[0]} (from {module}), masked arrays, which "
@@ -228,6 +250,9 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
                 key = (getattr(node, "module", None), alias.name, alias.asname)
                 if bound in protected and key not in imports | CANONICAL_IMPORTS:
                     return f"it rebinds {bound}, a name the checks use"
+        elif isinstance(node, ast.keyword) and node.arg and re.fullmatch(r"__\w+__", node.arg) \
+                and node.arg not in GUARD_DUNDERS:
+            return f"it names the attribute {node.arg}"
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
                 and re.fullmatch(r"__\w+__", node.value) and node.value not in GUARD_DUNDERS:
             return f"it names the attribute {node.value}"
@@ -235,6 +260,9 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
             if node.id.startswith("_t_"):
                 return (f"it uses {node.id}: the checks' own names start with _t_, and an "
                         "answer that reads them could copy what a check expects")
+            if node.id in GUARD_MAKERS:
+                return (f"it uses {node.id}, which makes classes or runs code where the "
+                        "checks do not look")
             if node.id in GUARD_NAMES and id(node) not in one_arg_type:
                 what = ("a `%` magic or a `!` shell line" if node.id == "get_ipython"
                         else node.id)
@@ -247,6 +275,9 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
                 return f"it uses the private attribute {node.attr}"
             if node.attr in GUARD_ATTRIBUTES:
                 return f"it uses {_dotted(node)}, which reads or writes files or memory"
+            if node.attr in GUARD_MAKERS:
+                return (f"it uses {_dotted(node)}, which makes classes or runs code where "
+                        "the checks do not look")
             if node.attr in GUARD_MASKED:
                 return (f"it uses {_dotted(node)}, masked arrays, which pass NumPy's "
                         "comparisons whatever their values")

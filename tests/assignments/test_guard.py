@@ -68,6 +68,16 @@ ATTACKS = {
     "except ... as": "try:\n    1 / 0\nexcept ZeroDivisionError as len:\n    pass",
     "the check's own names": "def einsum_attention(query, key, value):\n"
                              "    return _t_expected",
+    "type reached through type(int)": 'Yes = type(int)("Yes", (np.ndarray,), '
+                                      'dict(__eq__=lambda s, o: np.ones(np.shape(o), bool)))',
+    "type(x) kept, then called": "t = type(int)\nC = t('C', (), {})",
+    "a dunder as a keyword": "d = dict(__eq__=print)",
+    "a class from dataclasses": "import dataclasses\n"
+                                "C = dataclasses.make_dataclass('C', [], bases=(np.ndarray,))",
+    "a class from collections": "from collections import namedtuple",
+    "a star import": "from dataclasses import *",
+    "another thread": "from lib.fast_attention import threading",
+    "another thread, by attribute": "lib.fast_attention.threading.Thread(target=print).start()",
     "a masked array": "window = np.ma.masked_all((6, 6), dtype=bool)",
     "a masked array, imported": "from numpy import ma\nO = ma.masked_all((2, 3))",
     "a masked array from SciPy": "import scipy.stats\nx = scipy.stats.mstats.trimboth(x, 0.5)",
