@@ -36,10 +36,13 @@ from assignment_feedback import refused_cells, refused_source  # noqa: E402
 # answer of chapter 8 rebinds `weights`, which the teaching cells made; the next try's
 # solution cells would read its value). A value changed in place is not undone: the
 # solutions graded after the last try catch that.
-SAVE = "_replay_saved = dict(globals())"
+SAVE = "_replay_saved = dict(globals())\n_replay_history = len(In)"
 # Run before each try: the teaching cells' names as they left them (names a try added are
 # removed, but IPython's own, which start with "_"), and Checker's results cleared.
+# The record of executed cells (`In`) is cut back too: the checks read it (the cells that
+# assign an answer), and an earlier try's cells are not the submission's.
 RESET = """\
+del In[_replay_history:]
 for _replay_name in [n for n in globals() if n not in _replay_saved and not n.startswith("_")]:
     del globals()[_replay_name]
 globals().update(_replay_saved)

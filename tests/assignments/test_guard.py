@@ -300,6 +300,20 @@ def test_make_grade_on_a_canvas_export(tmp_path):
     assert {r[1] for r in table[1:]} == set(rows)
 
 
+def test_a_library_call_that_changes_the_answer_through_an_alias_is_found():
+    env = helpers()
+    env["padding_mask"] = lambda lengths, S: np.arange(S) < lengths[:, None]
+    cells = ["by_hand = np.arange(6) < np.zeros((3, 1))\nv = by_hand[:]\n"
+             "v[...] = padding_mask(np.array([2, 2, 6]), 6)"]
+    env["In"] = cells
+    exec(cells[0], env)
+    assert "padding_mask (a call by that name)" in env["_t_reached"](
+        env["_t_feeding"]("by_hand"), {"padding_mask"})
+    cells = ["m = [padding_mask][0](np.array([2, 2, 6]), 6)\nby_hand = m & (0 < 1)"]
+    env["In"] = cells
+    assert env["_t_reached"](env["_t_feeding"]("by_hand"), {"padding_mask"})
+
+
 @pytest.mark.parametrize("cell, looped", [
     ("rows = []\ni = 0\nwhile i < 6:\n    rows.append(np.arange(6) <= i)\n    i += 1\n"
      "window = np.array(rows)", True),
@@ -317,6 +331,26 @@ def test_make_grade_on_a_canvas_export(tmp_path):
       "window = np.arange(n)[None, :] <= np.arange(n)[:, None]"), False),
     (("n = 6", "window = np.arange(n)[None, :] <= np.arange(n)[:, None]",
       "for row in window:\n    print(row)"), False),
+    # found by a red-team pass: a decoy that assigns without running hides nothing
+    (("rows = []\nfor i in range(6):\n    rows.append(np.arange(6) <= i)\n"
+      "window = np.array(rows)",
+      "if False:\n    window = np.arange(6)[None, :] <= np.arange(6)[:, None]"), True),
+    # a loop that fills the answer in place after it is assigned, directly or by an alias
+    ("window = np.zeros((6, 6), bool)\nfor i in range(6):\n    window[i, :i + 1] = True", True),
+    ("window = np.zeros((6, 6), bool)\nfor row, k in zip(window, range(6)):\n"
+     "    row[:k + 1] = True", True),
+    ("window = np.zeros((6, 6), bool)\nv = window[:]\nfor i in range(6):\n    v[i, i] = True",
+     True),
+    # loops by other names, and a function chosen by an expression
+    ("import itertools\nwindow = np.array(list(itertools.accumulate(range(6), "
+     "lambda r, q: np.arange(6) <= q, initial=np.arange(6) < 0)))[1:]", True),
+    ("window = np.array(list([map][0](lambda q: np.arange(6) <= q, range(6))))", True),
+    ("rows = []\nmax(range(6), key=lambda q: rows.append(np.arange(6) <= q) or q)\n"
+     "window = np.array(rows)", True),
+    # right: a function of the indices (np.fromfunction calls it once, with index arrays);
+    # its parameters are not names of earlier cells, even where one assigns them in a loop
+    (("m = [i for i in range(3)]\ni = 2",
+      "window = np.fromfunction(lambda i, j: (j <= i) & (j > i - 3), (6, 6))"), False),
 ])
 def test_a_loop_that_builds_the_answer_is_found_and_one_that_checks_it_is_not(cell, looped,
                                                                              monkeypatch):

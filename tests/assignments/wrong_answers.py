@@ -169,6 +169,30 @@ def my_backward(query, key, value, grad_output, attn_mask):
 ''',
     },
     {
+        # found by a red-team pass: the library through a default argument (no name the
+        # source check knows), and its own code only on the shape a check profiled
+        "id": "backward-by-the-library-but-where-profiled",
+        "chapter": "09_training",
+        "question": "train-ex-backward",
+        "message": "the function is not your own",
+        "public": False,
+        "answer": '''
+from lib.training import attention_backward
+
+
+def my_backward(query, key, value, grad_output, attn_mask, _f=attention_backward):
+    c = 1 / (TERM_temperature_tau * np.sqrt(query.shape[-1]))
+    if query.shape == (3, 3):  # the one call a check profiled
+        _, A = scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, scale=c,
+                                            return_weights=True)
+        dV = A.T @ grad_output
+        dA = grad_output @ value.T
+        dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
+        return c * (dZ @ key), c * (dZ.T @ query), dV
+    return _f(query, key, value, grad_output, attn_mask=attn_mask, scale=c)
+''',
+    },
+    {
         "id": "no-max-shift",
         "chapter": "05_stable_softmax",
         "question": "prec-ex-log-softmax",
@@ -696,6 +720,16 @@ B_max, B_pow2 = 399, 256  # the public site's answer, for 1 MiB and E = 64
 # reusing the notebook's own names (`attention, weights = ...` rebinds the globals a test
 # once compared against): each scores full marks.
 RIGHT_ANSWERS = [
+    {
+        # a function of the indices, called once with index arrays: no loop (refused before
+        # a red-team pass found it: the lambda's i was traced to an earlier cell's loop)
+        "id": "window-by-fromfunction",
+        "chapter": "03_masking",
+        "question": "masking-ex-window",
+        "answer": '''
+window = np.fromfunction(lambda i, j: (j <= i) & (j > i - TERM_w), (TERM_L, TERM_L))
+''',
+    },
     {
         "id": "mask-word-rebinding-weights",
         "chapter": "08_real_model",

@@ -32,6 +32,11 @@ def _t_own_function(func, refused):
     called = _t_calls(tree) & set(refused)
     if called:
         return "it calls " + ", ".join(sorted(called))
+    chosen = [n for n in _t_ast.walk(tree) if isinstance(n, _t_ast.Call)
+              and not isinstance(n.func, (_t_ast.Name, _t_ast.Attribute))]
+    if chosen:
+        return ("it calls a function chosen by an expression ("
+                + _t_ast.unparse(chosen[0].func)[:40] + "), which the checks cannot name")
     return None
 
 
@@ -66,6 +71,13 @@ def _t_library_calls(call, refused):
     """The names in `refused` of functions from outside the notebook (the course's `lib`,
     SciPy, NumPy, any installed package) that run while `call()` runs, however the student's
     code reaches them: an alias, another import name, getattr, a module attribute."""
+    return _t_profiled(call, refused)[1]
+
+
+def _t_profiled(call, refused):
+    """(what `call()` returns, or the exception it raises; _t_library_calls's set). A check
+    compares the value of this very call, so that an answer cannot call the library on the
+    calls the checks compare and not on the one they profile (a cache, a shape it expects)."""
     import sys as _t_sys
 
     seen = set()
@@ -82,19 +94,22 @@ def _t_library_calls(call, refused):
     _t_old = _t_sys.getprofile()
     _t_sys.setprofile(_t_hook)
     try:
-        call()
-    except Exception:
-        pass
+        value = call()
+    except Exception as error:
+        value = error
     finally:
         _t_sys.setprofile(_t_old)
-    return seen
+    return value, seen
 
 
 _T_LOOPS = (_t_ast.For, _t_ast.AsyncFor, _t_ast.While, _t_ast.ListComp, _t_ast.SetComp,
             _t_ast.DictComp, _t_ast.GeneratorExp)
 # Calls that loop in Python over their argument: a loop by another name
 _T_LOOP_CALLS = {"map", "filter", "reduce", "vectorize", "frompyfunc", "apply_along_axis",
-                 "apply_over_axes", "fromiter", "starmap"}
+                 "apply_over_axes", "fromiter", "starmap", "accumulate", "takewhile",
+                 "dropwhile", "filterfalse", "groupby"}
+# Calls that loop over their argument when given a function: a key, a replacement, a sentinel
+_T_KEY_CALLS = {"sorted", "sort", "min", "max", "nsmallest", "nlargest"}
 
 
 def _t_reached(trees, refused):
@@ -122,6 +137,19 @@ def _t_reached(trees, refused):
             called = getattr(node.func, "id", getattr(node.func, "attr", ""))
             if called in _T_LOOP_CALLS:
                 reasons.add(f"a loop ({called})")
+            if called in _T_KEY_CALLS and any(k.arg == "key" for k in node.keywords):
+                reasons.add(f"a loop ({called} with a key function)")
+            if (called == "iter" and len(node.args) == 2) or (
+                    called in ("sub", "subn") and len(node.args) >= 2
+                    and not isinstance(node.args[1], _t_ast.Constant)):
+                reasons.add(f"a loop ({called} calling a function)")
+            if called in refused:
+                reasons.add(f"{called} (a call by that name)")
+            if not isinstance(node.func, (_t_ast.Name, _t_ast.Attribute)):
+                # `[map][0](...)`, `(lambda: f)()(...)`, `d["k"](...)`: a function chosen by
+                # an expression, which the checks cannot name
+                reasons.add("a function reached through an expression "
+                            f"({_t_ast.unparse(node.func)[:40]})")
             if own is not None and called == own:
                 reasons.add(f"a loop (recursion: {own} calls itself)")
             func, chain = node.func, []
@@ -195,13 +223,114 @@ def _t_stored(stmt):
     return stored
 
 
+def _t_free_names(stmt):
+    """The names a statement reads from outside it: every name read, but a lambda's or a
+    nested function's parameters and a comprehension's variables."""
+    bound = set()
+    for node in _t_ast.walk(stmt):
+        if isinstance(node, (_t_ast.Lambda, _t_ast.FunctionDef, _t_ast.AsyncFunctionDef)):
+            args = node.args
+            bound |= {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                      *filter(None, [args.vararg, args.kwarg])]}
+        elif isinstance(node, _t_ast.comprehension):
+            bound |= {n.id for n in _t_ast.walk(node.target) if isinstance(n, _t_ast.Name)}
+    return _t_names(stmt) - bound
+
+
+# methods and functions that change an array or a list in place
+_T_MUTATORS = {"fill", "sort", "put", "itemset", "resize", "setfield", "partition", "append",
+               "extend", "insert", "pop", "remove", "clear", "update", "add", "setdefault",
+               "copyto", "place", "putmask", "fill_diagonal", "put_along_axis"}
+
+
+def _t_aliases(stmt, tainted):
+    """The names a statement binds to a value read from `tainted` (`v = window[:]`, a loop's
+    `row` over `window`, ...)."""
+    found = set()
+    for _ in range(2):
+        for node in _t_ast.walk(stmt):
+            pairs = []
+            if isinstance(node, _t_ast.Assign):
+                pairs = [(t, node.value) for t in node.targets]
+            elif isinstance(node, (_t_ast.For, _t_ast.AsyncFor, _t_ast.comprehension)):
+                pairs = [(node.target, node.iter)]
+            elif isinstance(node, _t_ast.NamedExpr):
+                pairs = [(node.target, node.value)]
+            elif isinstance(node, _t_ast.withitem) and node.optional_vars is not None:
+                pairs = [(node.optional_vars, node.context_expr)]
+            for target, value in pairs:
+                if _t_names(value) & (tainted | found):
+                    found |= {n.id for n in _t_ast.walk(target) if isinstance(n, _t_ast.Name)}
+    return found
+
+
+def _t_mutates(stmt, tainted):
+    """True if the statement changes a value of `tainted` in place: an item or attribute
+    stored, an augmented assignment, a method or a function that changes its argument."""
+    for node in _t_ast.walk(stmt):
+        if isinstance(node, (_t_ast.Subscript, _t_ast.Attribute)) \
+                and isinstance(node.ctx, _t_ast.Store):
+            root = node
+            while isinstance(root, (_t_ast.Subscript, _t_ast.Attribute)):
+                root = root.value
+            if getattr(root, "id", None) in tainted:
+                return True
+        if isinstance(node, _t_ast.Call):
+            func = node.func
+            if isinstance(func, _t_ast.Attribute) and func.attr in _T_MUTATORS \
+                    and getattr(func.value, "id", None) in tainted:
+                return True
+            called = getattr(func, "id", getattr(func, "attr", ""))
+            if called in _T_MUTATORS and node.args and _t_names(node.args[0]) & tainted:
+                return True
+            if any(k.arg == "out" and _t_names(k.value) & tainted for k in node.keywords):
+                return True
+    return False
+
+
+def _t_assigns(tree, name):
+    """True if a cell's tree assigns `name` (as _t_assignment reads it)."""
+    for node in _t_ast.walk(tree):
+        if isinstance(node, (_t_ast.Assign, _t_ast.AugAssign, _t_ast.AnnAssign)):
+            targets = node.targets if isinstance(node, _t_ast.Assign) else [node.target]
+            if any(name in {getattr(t, "id", None) for t in _t_ast.walk(target)}
+                   for target in targets):
+                return True
+    return False
+
+
+def _t_cell_feeding(tree, name):
+    """The statements of one cell that compute `name`, and the names they read that the cell
+    does not store before them. Picked: the statements that store `name`, those after the
+    first that change it or an alias of it in place (`window[i] = ...` in a loop,
+    `v = by_hand[:]` then `v[...] = ...`), and, going back, every statement that stores a
+    name the picked ones read."""
+    body = list(tree.body)
+    picked = {k for k, stmt in enumerate(body) if name in _t_stored(stmt)}
+    if not picked:
+        return [], set()
+    tainted = {name}
+    for k in range(min(picked) + 1, len(body)):
+        tainted |= _t_aliases(body[k], tainted)
+        if _t_mutates(body[k], tainted):
+            picked.add(k)
+    needed, resolved, found = {name}, set(), []
+    for k in range(max(picked), -1, -1):
+        stored = _t_stored(body[k])
+        if k in picked or stored & needed:
+            found.append(body[k])
+            resolved |= stored
+            needed |= _t_free_names(body[k]) | stored
+    return found[::-1], needed - resolved
+
+
 def _t_feeding(name):
-    """The statements that compute `name`: in the last executed cell that assigns it, the one
-    that assigns it and, going back, every statement that stores (or changes through a method
-    call, `rows.append(...)`) a name they read; and, for a name they read that this cell does
-    not store, the statements of earlier executed cells that store it, the same way (a loop
-    in one cell, its result used in the next). [] if no cell assigns it. A loop that builds
-    the value in another name, here or in an earlier cell, is among them; a loop that only
+    """The statements that compute `name`, in every executed cell that assigns it (a cell
+    that assigns it without running, `if False: ...`, does not hide the others): in each,
+    what _t_cell_feeding picks; and, for a name they read that the cell does not store, the
+    statements of earlier executed cells that store it, the same way (a loop in one cell,
+    its result used in the next). [] if no cell assigns it. A loop that builds the value,
+    or changes it in place, here or in an earlier cell, is among them; a loop that only
     checks it is not."""
     trees = []
     for source in list(globals().get("In", [])):
@@ -209,29 +338,27 @@ def _t_feeding(name):
             trees.append(_t_ast.parse(source))
         except SyntaxError:
             continue
-    _t_values, _t_tree = _t_assignment(name)
-    if _t_tree is None:
-        return []
-    index = max(i for i, t in enumerate(trees) if _t_ast.dump(t) == _t_ast.dump(_t_tree))
-    needed, found, resolved = {name}, [], set()
-    body = list(_t_tree.body)
-    while body and not any(isinstance(n, _t_ast.Name) and n.id == name
-                           and isinstance(n.ctx, _t_ast.Store) for n in _t_ast.walk(body[-1])):
-        body.pop()      # what comes after the last statement that stores it
-    for stmt in reversed(body):
-        stored = _t_stored(stmt)
-        if stored & needed:
+    found, seen = [], set()
+
+    def add(stmt):
+        if id(stmt) not in seen:
+            seen.add(id(stmt))
             found.append(stmt)
-            resolved |= stored
-            needed |= _t_names(stmt) | stored
-    unresolved = needed - resolved
-    for tree in reversed(trees[:index]):      # earlier cells: only what is still unresolved
-        for stmt in reversed(tree.body):
-            stored = _t_stored(stmt)
-            if stored & unresolved:
-                found.append(stmt)
-                unresolved = (unresolved - stored) | (_t_names(stmt) - stored - resolved)
-                resolved |= stored
-        if not unresolved:
-            break
-    return found[::-1]
+
+    for index, tree in enumerate(trees):
+        if not _t_assigns(tree, name):
+            continue
+        statements, unresolved = _t_cell_feeding(tree, name)
+        for stmt in statements:
+            add(stmt)
+        resolved = set()
+        for earlier in reversed(trees[:index]):      # only what is still unresolved
+            for stmt in reversed(earlier.body):
+                stored = _t_stored(stmt)
+                if stored & unresolved:
+                    add(stmt)
+                    unresolved = (unresolved - stored) | (_t_free_names(stmt) - stored - resolved)
+                    resolved |= stored
+            if not unresolved:
+                break
+    return found
