@@ -416,9 +416,12 @@ def version_warning(nb: dict | None, expected: str | None) -> str | None:
     if got is None:
         return (f"This notebook carries no assignment identifier: it is not the notebook of "
                 f"assignment {expected} (it may be the book's own notebook, or an older "
-                f"handout). It was graded against {expected}; check with your instructor.")
+                f"handout). It was graded against {expected}, whose exercises use this "
+                "term's numbers, not the book's: an answer to the book's version of an "
+                "exercise scores 0. Check with your instructor.")
     return (f"This notebook is assignment {got}, but it was graded as {expected}: another "
-            "version of the course or another assignment. Check with your instructor.")
+            "version of the course or another assignment, whose exercises may use other "
+            "numbers than this term's. Check with your instructor.")
 
 
 def question_feedback(question: str, score: float, possible: float, output: str,
