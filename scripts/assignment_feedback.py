@@ -92,8 +92,7 @@ def _normal(source: str) -> str:
 # questions that use them score 0, with the reason as their message.
 GUARD_IMPORTS = {"numpy", "math", "cmath", "lib", "itertools", "functools", "collections",
                  "fractions", "decimal", "statistics", "operator", "scipy", "matplotlib",
-                 "random", "string", "re", "typing", "dataclasses", "time", "copy", "numbers",
-                 "warnings"}
+                 "random", "string", "re", "time", "copy", "numbers", "warnings"}
 GUARD_NAMES = {"exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr",
                "globals", "locals", "vars", "open", "breakpoint", "input", "__builtins__",
                "__loader__", "__spec__", "get_ipython", "In", "Out", "_ih", "_oh", "_dh",
@@ -120,10 +119,23 @@ GUARD_FRAMES = {"gi_frame", "cr_frame", "ag_frame", "gi_code", "cr_code", "ag_co
 # (another thread: a profiler sees one thread only)
 GUARD_MAKERS = {"make_dataclass", "namedtuple", "NamedTuple", "TypedDict", "NewType",
                 "threading", "Thread", "Timer", "concurrent", "multiprocessing", "asyncio",
-                "signal", "sched", "weakref", "finalize"}
+                "signal", "sched", "weakref", "finalize", "update_wrapper", "wraps",
+                "extbuild", "build_and_import_extension", "LowLevelCallable",
+                "get_type_hints", "ForwardRef"}
 # where masked arrays come from: np.testing ignores a masked entry, so a fully masked array
 # passes assert_allclose and assert_array_equal against any expected array
 GUARD_MASKED = {"ma", "mstats", "mstats_basic", "mstats_extras", "recfunctions"}
+# methods and functions that change an array, a list or a dict in place
+GUARD_MUTATORS = {"fill", "sort", "put", "itemset", "resize", "setfield", "partition",
+                  "setflags", "byteswap", "append", "extend", "insert", "pop", "popitem",
+                  "remove", "clear", "update", "add", "discard", "setdefault", "copyto",
+                  "place", "putmask", "fill_diagonal", "put_along_axis"}
+# what returns a view of an array (or the array itself)
+GUARD_VIEWS = {"view", "reshape", "ravel", "transpose", "swapaxes", "squeeze", "asarray",
+               "T", "real", "imag", "flat"}
+# NumPy's functions that change their first argument in place
+GUARD_IN_PLACE = {"copyto", "place", "putmask", "fill_diagonal", "put_along_axis", "put"}
+BUILTIN_NAMES = set(dir(builtins))
 GUARD_DUNDERS = {"__name__", "__doc__", "__init__", "__version__"}
 # what a protected name may always be bound to again: `import numpy as np`, `import numpy`
 CANONICAL_IMPORTS = {(None, "numpy", "np"), (None, "numpy", None), (None, "lib", None)}
@@ -186,10 +198,13 @@ def refusal(source: str, protected: set[str] = frozenset(),
 GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eval, getattr,
     setattr, open, globals, get_ipython, hence `%` magics and `!` shell lines, ...); a private
     attribute (`_core`, `__dict__`, `__code__`, ...); assigning or deleting an
-    attribute (`np.testing.assert_allclose = ...`) except `self.x` in a class's methods; a
+    attribute (`np.testing.assert_allclose = ...`, `self.x = ...` too); a string naming a
+    private attribute, a frame's insides or the checks' `_t_` names; a
     method that writes files (GUARD_ATTRIBUTES); rebinding at the notebook's top level (or
     through `global`) a name in `protected` (the builtins and imported names the checks
-    read; by assignment, `def`, a loop, `with`, `except ... as` or a `match` pattern), except
+    read, and the teaching cells' names the checks read, checked_inputs; by assignment, `def`,
+    a loop, `with`, `except ... as` or a `match` pattern), or changing one in place (an item
+    stored, a method or a function that changes its argument, `out=`), except
     by an import in `imports` (one of the handed-out notebook's own); a running frame's or
     a code object's attributes (GUARD_FRAMES: `gi_frame`, `f_globals`, ...); masked arrays
     (GUARD_MASKED: `np.ma`, `scipy.stats.mstats`, which np.testing lets pass); what makes a
@@ -208,6 +223,40 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
         return "it holds a `%` magic or a `!` shell line, which may change what the checks see"
     rebound_globally = {n for node in ast.walk(tree) if isinstance(node, ast.Global)
                         for n in node.names}
+    # a function's own parameters may share a checked name: changing them changes nothing
+    params = {a.arg for node in ast.walk(tree)
+              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+              for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                        *filter(None, [node.args.vararg, node.args.kwarg])]}
+
+    modules = {"np", "numpy", "lib", "otter", "grader"} | {
+        asname or name.split(".")[0] for _, name, asname in imports}
+
+    def root(node):
+        """The name a view of an array starts from: `W_O[:2]`, `W_O.T`, `W_O.reshape(...)`,
+        `np.asarray(W_O)`; None for anything else."""
+        while True:
+            if isinstance(node, (ast.Subscript, ast.Attribute)):
+                node = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in GUARD_VIEWS:
+                node = (node.args[0] if getattr(node.func.value, "id", None) in modules
+                        and node.args else node.func.value)
+            else:
+                return getattr(node, "id", None)
+
+    checked = {n for n in protected if n not in params | modules | BUILTIN_NAMES}
+    for _ in range(2):    # views bound in this cell: `A = W_O[:2]` then `A[0] = 0`
+        checked |= {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                    and root(node.value) in checked
+                    for target in node.targets for t in ast.walk(target)
+                    if isinstance(t, ast.Name)}
+
+    def changed(target):
+        """The checked name (not a module's), or a view of one bound in this cell, that a
+        store or a method call changes in place."""
+        name = root(target)
+        return name if name in checked else None
     top = set(map(id, _module_level(tree)))
     # type(x), one argument, tells a type; with three it makes a class
     # ... but only where it is shown (print's arguments, an f-string): `type(int)` is type
@@ -253,9 +302,12 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
         elif isinstance(node, ast.keyword) and node.arg and re.fullmatch(r"__\w+__", node.arg) \
                 and node.arg not in GUARD_DUNDERS:
             return f"it names the attribute {node.arg}"
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and re.fullmatch(r"__\w+__", node.value) and node.value not in GUARD_DUNDERS:
-            return f"it names the attribute {node.value}"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                set(re.findall(r"__\w+?__", node.value)) - GUARD_DUNDERS
+                or set(re.findall(r"\w+", node.value)) & GUARD_FRAMES
+                or "_t_" in node.value):
+            # a string can reach an attribute too: "{0.__globals__}".format(f), an annotation
+            return f"its text {node.value[:40]!r} names an attribute the checks guard"
         elif isinstance(node, ast.Name):
             if node.id.startswith("_t_"):
                 return (f"it uses {node.id}: the checks' own names start with _t_, and an "
@@ -270,6 +322,18 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
             if (isinstance(node.ctx, (ast.Store, ast.Del)) and node.id in protected
                     and (id(node) in top or node.id in rebound_globally)):
                 return f"it rebinds {node.id}, a name the checks use"
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and changed(node):
+            return (f"it changes {changed(node)} in place, a name of the notebook the checks "
+                    "read (work on a copy: `.copy()`)")
+        elif isinstance(node, ast.Call) and (
+                (isinstance(node.func, ast.Attribute) and node.func.attr in GUARD_MUTATORS
+                 and changed(node.func.value))
+                or (getattr(node.func, "id", getattr(node.func, "attr", None)) in GUARD_IN_PLACE
+                    and node.args and changed(node.args[0]))
+                or any(k.arg == "out" and changed(k.value) for k in node.keywords)):
+            return ("it changes a name of the notebook the checks read in place (work on a "
+                    "copy: `.copy()`)")
         elif isinstance(node, ast.Attribute):
             if node.attr.startswith("_") and node.attr not in GUARD_DUNDERS:
                 return f"it uses the private attribute {node.attr}"
@@ -284,8 +348,7 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
             if node.attr in GUARD_FRAMES:
                 return (f"it uses {_dotted(node)}, a running frame's or a code object's "
                         "insides, which may change what the checks see")
-            if isinstance(node.ctx, (ast.Store, ast.Del)) and not (
-                    isinstance(node.value, ast.Name) and node.value.id == "self"):
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
                 return (f"it assigns to {_dotted(node)}: changing a module's or an object's "
                         "attribute may change what the checks see")
         elif isinstance(node, (ast.MatchAs, ast.MatchStar, ast.MatchMapping,
@@ -300,6 +363,40 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
             if node.name in protected and (id(node) in top or node.name in rebound_globally):
                 return f"it rebinds {node.name}, a name the checks use"
     return None
+
+
+def _module_names(source: str, ctx) -> set[str]:
+    """The names a cell loads (ctx ast.Load) or stores (ast.Store) outside function, lambda,
+    class and comprehension bodies."""
+    try:
+        tree = ast.parse(python_of(source))
+    except SyntaxError:
+        return set()
+    found, todo = set(), list(ast.iter_child_nodes(tree))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                             ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ctx):
+            found.add(node.id)
+        todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def checked_inputs(teaching: list[str], test_sources: list[str]) -> set[str]:
+    """The names of the notebook's teaching cells (the cells as handed out, but the answer
+    cells) that the checks read to compute what they expect (`X`, `W_O`, `model`, ...): an
+    answer that rebinds or changes one would change the expected value too."""
+    def answer_template(source):     # `name = ...` lines only: an answer cell as handed out
+        lines = [x for x in source.splitlines() if x.strip() and not x.strip().startswith("#")]
+        return all(PLACEHOLDER.match(x) for x in lines)
+
+    taught = set().union(*(_module_names(s, ast.Store) for s in teaching
+                           if not answer_template(s)))
+    read = set().union(*(_module_names(s, ast.Load) - _module_names(s, ast.Store)
+                         for s in test_sources))
+    return {n for n in taught & read if not n.startswith("_")}
 
 
 def guard_config(handed_out: dict, test_sources: list[str]) -> dict:
@@ -327,8 +424,12 @@ def guard_config(handed_out: dict, test_sources: list[str]) -> dict:
             read |= {n.id for n in ast.walk(ast.parse(test)) if isinstance(n, ast.Name)}
         except SyntaxError:
             continue
+    teaching = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                for c in handed_out.get("cells", []) if c.get("cell_type") == "code"
+                and not {"otter_answer_cell", "answer"} & set(c.get("metadata", {}).get("tags", []))]
     protected = (read & (set(dir(builtins)) | imported)) | {"np", "numpy", "lib", "otter",
-                                                           "grader"}
+                                                           "grader"} \
+        | checked_inputs(teaching, test_sources)
     return {"trusted": sorted(trusted), "protected": sorted(protected),
             "imports": sorted((list(i) for i in imports), key=str)}
 

@@ -203,11 +203,16 @@ def with_term_constants(label: str, code: str) -> str:
 
 def question_tests(label: str) -> tuple[int | None, list[str]]:
     """The points and test cells of tests/assignments/questions/<label>.py, or (None, []).
-    A question with term constants (term_constants) gets them as `_t_term` in every test."""
+    A question with term constants (term_constants) gets them as `_t_term` in every test; a
+    cell marked `# %% setup` (code every test of the question needs: a test runs alone) is
+    put at the start of every test, after the helpers it calls."""
     path = QUESTIONS / f"{label}.py"
     if not path.exists():
         return None, []
-    header, *tests = re.split(r"^# %%[^\n]*$", path.read_text(), flags=re.M)
+    header, *parts = re.split(r"^# %%([^\n]*)$", path.read_text(), flags=re.M)
+    marks, bodies = parts[0::2], parts[1::2]
+    setup = "\n\n".join(b.strip() for m, b in zip(marks, bodies) if m.strip() == "setup")
+    tests = [b for m, b in zip(marks, bodies) if m.strip() != "setup"]
     points = re.search(r"^points:\s*(\d+)", header, re.M)
     if not points or not tests or not all(TEST_CONFIG.match(t.strip()) for t in tests):
         raise ValueError(f"{path}: a `points: N` header, then `# %%` test cells in otter's format")
@@ -218,13 +223,13 @@ def question_tests(label: str) -> tuple[int | None, list[str]]:
     for test in tests:
         test = test.strip()
         config_end = test.index("# END TEST CONFIG") + len("# END TEST CONFIG")
-        if any(re.search(rf"\b{n}\(", test) for n in names):  # after the config header
-            test = test[:config_end] + "\n" + helpers.split('"""', 2)[2].strip() + "\n" \
-                + test[config_end:]
-        if "_t_term" in test:
-            test = test[:config_end] + f"\n_t_term = {term!r}  # this term's constants" \
-                + test[config_end:]
-        cells.append(test)
+        body = (setup + "\n\n" if setup else "") + test[config_end:].strip()
+        prefix = []
+        if "_t_term" in body:
+            prefix.append(f"_t_term = {term!r}  # this term's constants")
+        if any(re.search(rf"\b{n}\(", body) for n in names):
+            prefix.append(helpers.split('"""', 2)[2].strip())
+        cells.append("\n".join([test[:config_end], *prefix, body]))
     return int(points[1]), cells
 
 
@@ -491,8 +496,27 @@ def master_notebook(md: Path, book=None, bibliography=None) -> tuple[nbformat.No
                    "language_info": {"name": "python"}}
     if problems:
         raise ValueError("\n".join(problems))
-    stamp(nb, name)
+    stamp(nb, name, read_by_checks(cells))
     return nb, questions
+
+
+def read_by_checks(cells: list) -> list[str]:
+    """The names of the teaching cells (outside solutions and tests) that the tests read
+    (assignment_feedback.checked_inputs): the guard refuses a cell that rebinds or changes
+    one, and the student notebook says which."""
+    from assignment_feedback import checked_inputs
+
+    teaching, tests, where = [], [], None
+    for cell in cells:
+        text = cell.source.strip()
+        if cell.cell_type == "raw" and text in ("# BEGIN SOLUTION", "# BEGIN TESTS"):
+            where = text
+        elif cell.cell_type == "raw" and text in ("# END SOLUTION", "# END TESTS"):
+            where = None
+        elif cell.cell_type == "code":
+            (tests if where == "# BEGIN TESTS" else teaching if where is None else []).append(
+                cell.source)
+    return sorted(checked_inputs(teaching, tests))
 
 
 def repository() -> dict:
@@ -529,16 +553,21 @@ def assignment_id(name: str) -> str:
     return f"{name}-{course_version()}-{term_config()['term']}"
 
 
-def stamp(nb: nbformat.NotebookNode, name: str) -> None:
+def stamp(nb: nbformat.NotebookNode, name: str, read: list[str] = ()) -> None:
     """The course version and the assignment's identifier, in the notebook's metadata (what
-    the graders read) and in its first cell (what the student sees)."""
+    the graders read) and in its first cell (what the student sees), with the notebook's
+    names the checks read (`read`), which an answer may not rebind or change."""
     ident = assignment_id(name)
     nb.metadata["course_assignment"] = {"assignment": ident, "chapter": name,
                                         "course_version": course_version()}
     title = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown")
+    names = ", ".join(f"`{n}`" for n in read)
     nb.cells.insert(title + 1, nbformat.v4.new_markdown_cell(
         f"*Assignment `{ident}` (course version {course_version()}). Hand in this notebook: "
-        "the graders read this line's identifier from it.*"))
+        "the graders read this line's identifier from it."
+        + (f" The checks read the notebook's own {names}: a cell of yours that assigns one of "
+           "them, or changes it in place, is not run by the grader (work on a copy, "
+           "`.copy()`, under another name).*" if read else "*")))
 
 
 def assignment_config(name: str) -> dict:

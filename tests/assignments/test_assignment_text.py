@@ -323,3 +323,12 @@ def test_a_term_spec_rewrites_text_and_solution_and_a_pattern_matching_nothing_f
     # seed 0: the book's values
     monkeypatch.setattr(assignments, "term_config", lambda: {"seed": 0})
     assert assignments.term_constants("ex-a")[0]["tol"] == 0.001
+
+
+def test_the_student_notebook_names_the_notebooks_names_the_checks_read():
+    """Chapter 6's checks recompute the layer from the notebook's X and W_O: the assignment
+    says, under its identifier, that a cell assigning or changing them is not run."""
+    nb, _ = assignments.master_notebook(ROOT / "notebooks" / "06_multi_head.md", BOOK)
+    intro = next(c.source for c in nb.cells if "Hand in this notebook" in c.source)
+    assert "`W_O`" in intro and "`X`" in intro and "is not run by the grader" in intro
+    assert "`total`" not in intro     # an answer's own name is the student's to assign

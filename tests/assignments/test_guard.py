@@ -78,6 +78,14 @@ ATTACKS = {
     "a star import": "from dataclasses import *",
     "another thread": "from lib.fast_attention import threading",
     "another thread, by attribute": "lib.fast_attention.threading.Thread(target=print).start()",
+    "self outside a class": "self = np.testing\n"
+                            "self.assert_array_equal = self.assert_allclose = print",
+    "code in an annotation": "import typing\ndef note(x: \"exec('np.allclose = print') or int\"):\n"
+                             "    pass\ntyping.get_type_hints(note)",
+    "an attribute through a format string": "text = '{0.__globals__}'.format(print)",
+    "a module's dict through update_wrapper": "import functools\n"
+                                              "functools.update_wrapper(np.testing, print)",
+    "C compiled from a string": "np.testing.extbuild.build_and_import_extension('m', [])",
     "a masked array": "window = np.ma.masked_all((6, 6), dtype=bool)",
     "a masked array, imported": "from numpy import ma\nO = ma.masked_all((2, 3))",
     "a masked array from SciPy": "import scipy.stats\nx = scipy.stats.mstats.trimboth(x, 0.5)",
@@ -132,6 +140,30 @@ def test_a_cell_that_does_not_parse_is_said_so_not_refused():
     assert cell_problem("x = (1,", {}).startswith("This cell does not run: ")
     assert cell_problem("x = 1", {}) is None
     assert "not run by the grader" in cell_problem("import os", {"protected": []})
+
+
+def test_the_notebooks_names_the_checks_read_may_not_be_rebound_or_changed():
+    """Found by a second red-team pass: `W_O = np.zeros_like(W_O)` made chapter 6's
+    reference zero too (3/3 for a wrong `total`). The teaching cells' names the checks read
+    are protected: rebinding one, or changing it in place, is refused; a copy is not."""
+    from assignment_feedback import checked_inputs
+
+    teaching = ["W_O = rng.standard_normal((4, 4))\nfor name in ['a']:\n    print(name)",
+                "total = ..."]
+    tests = ["_t_ref = X @ W_O\nnp.testing.assert_allclose(total, _t_ref)"]
+    assert checked_inputs(teaching, tests) == {"W_O"}
+    handed_out = {"cells": [{"cell_type": "code", "source": s} for s in teaching]}
+    config = guard_config(handed_out, tests)
+    protected = set(config["protected"])
+    assert "W_O" in protected and "total" not in protected and "name" not in protected
+    for attack in ["W_O = np.zeros_like(W_O)", "W_O[:] = 0", "W_O *= 0", "W_O.fill(0)",
+                   "np.copyto(W_O, 0)", "np.multiply(W_O, 0, out=W_O)",
+                   "def f():\n    W_O[0] = 0\nf()", "A = W_O[:2]\nA[0] = 0",
+                   "B = W_O.T\nC = B\nC.fill(0)"]:
+        assert refusal(attack, protected), attack
+    for fine in ["W = W_O.copy()\nW[:] = 0", "s = np.sort(W_O)", "def f(W_O):\n    W_O[0] = 1",
+                 "total = X @ W_O\ntotal[0] = 0", "P = W_O @ W_O\nP[0] = 1"]:
+        assert refusal(fine, protected) is None, fine
 
 
 def test_the_guard_trusts_the_handed_out_cells_only():
@@ -298,6 +330,37 @@ def test_make_grade_on_a_canvas_export(tmp_path):
     table = list(csv.reader(lms.open()))
     assert table[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", chapter]
     assert {r[1] for r in table[1:]} == set(rows)
+
+
+def run_cell(env, source, number):
+    """Run a cell as a kernel does, its source where inspect.getsource finds it."""
+    import linecache
+
+    filename = f"<cell-{number}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), env)
+
+
+@pytest.mark.parametrize("cell, looped", [
+    # found by a second red-team pass: recursion through another function or a lambda, a
+    # loop function under a local name or as a default argument
+    ("def rows(L, k=0):\n    return [] if k == L else [np.arange(L) <= k] + again(L, k + 1)\n"
+     "def again(L, k):\n    return rows(L, k)\nwindow = np.array(rows(6))", True),
+    ("r = lambda L, k=0: [] if k == L else [np.arange(L) <= k] + r(L, k + 1)\n"
+     "window = np.array(r(6))", True),
+    ("def wrows(L):\n    m = map\n    return list(m(lambda q: np.arange(L) <= q, range(L)))\n"
+     "window = np.array(wrows(6))", True),
+    ("def wrows(L, m=map):\n    return list(m(lambda q: np.arange(L) <= q, range(L)))\n"
+     "window = np.array(wrows(6))", True),
+    # right: a ufunc's reduce is not a Python loop; a helper function without one
+    ("def below(L):\n    return np.arange(L)[None, :] <= np.arange(L)[:, None]\n"
+     "window = np.logical_and.reduce([below(6), below(6)])", False),
+])
+def test_recursion_and_loop_functions_by_any_name_are_loops(cell, looped):
+    env = helpers()
+    env["In"] = [cell]
+    run_cell(env, cell, 1)
+    assert bool(env["_t_reached"](env["_t_feeding"]("window"), set())) == looped
 
 
 def test_a_library_call_that_changes_the_answer_through_an_alias_is_found():

@@ -3,7 +3,7 @@ of the exercise's positions i (this term's `pos`, from lo to hi - 1; the book's:
 i >= 1) puts on key i - 1 when W_Q W_K^T is cut to its best rank-r approximation, and
 `r_min`, the smallest r whose weight is at least the term's `bar` (the book's: 0.9).
 Recomputed here from the notebook's trained run (`run.final`), its held-out sequences
-`x_test` and its width `d`.
+`x_test` and its width (the shape of `run.final`: the notebook's `d` is not read).
 
 points: 2
 """
@@ -15,10 +15,11 @@ failure_message: >-
   `smallest` must hold one weight per rank r = 1 ... d (d = 8 here), each
   between 0 and 1, and `r_min` must be one of those ranks.
 """  # END TEST CONFIG
+_t_d = run.final[0].shape[1]  # the trained head's width d
 _t_s = np.asarray(smallest, dtype=float)
-assert _t_s.shape == (d,)
+assert _t_s.shape == (_t_d,)
 assert np.all((0 <= _t_s) & (_t_s <= 1))
-assert int(r_min) == r_min and 1 <= r_min <= d
+assert int(r_min) == r_min and 1 <= r_min <= _t_d
 
 # %%
 """ # BEGIN TEST CONFIG
