@@ -112,6 +112,18 @@ _T_LOOP_CALLS = {"map", "filter", "reduce", "vectorize", "frompyfunc", "apply_al
 _T_KEY_CALLS = {"sorted", "sort", "min", "max", "nsmallest", "nlargest"}
 
 
+def _t_ufunc_method(node, env):
+    """True for np.<ufunc>.reduce or .accumulate (`np.logical_or.reduce`): NumPy's own loop
+    in C, not a Python loop."""
+    if not (isinstance(node, _t_ast.Attribute) and node.attr in ("reduce", "accumulate")):
+        return False
+    root = node.value
+    while isinstance(root, _t_ast.Attribute):
+        root = root.value
+    module = env.get(getattr(root, "id", ""))
+    return _t_inspect.ismodule(module) and module.__name__ == "numpy"
+
+
 def _t_reached(trees, refused):
     """What the statements `trees` reach that the exercise forbids: refused functions called
     under another name (an alias, another import name: the name is looked up in the notebook
@@ -124,15 +136,25 @@ def _t_reached(trees, refused):
 
     trees = trees if isinstance(trees, list) else [trees]
     reasons, todo, done = set(), [(t, None) for t in trees], set()
+    calls = {}      # the notebook's functions: each one's own functions it calls
     env = globals()
     while todo:
-        tree, own = todo.pop()
+        tree, own_function = todo.pop()
+        own = getattr(own_function, "__name__", None)
         for node in _t_ast.walk(tree):
             if isinstance(node, _T_LOOPS):
                 reasons.add("a loop or comprehension")
             if isinstance(node, _t_ast.Constant) and node.value in refused:
                 reasons.add(f"the name {node.value!r} (getattr or a lookup)")
+            # a loop function read, called or not: `m = map`, a default argument `m=map`
+            if isinstance(node, _t_ast.Name) and node.id in _T_LOOP_CALLS:
+                reasons.add(f"a loop ({node.id})")
+            if isinstance(node, _t_ast.Attribute) and node.attr in _T_LOOP_CALLS \
+                    and not _t_ufunc_method(node, env):
+                reasons.add(f"a loop ({node.attr})")
             if not isinstance(node, _t_ast.Call):
+                continue
+            if _t_ufunc_method(node.func, env):
                 continue
             called = getattr(node.func, "id", getattr(node.func, "attr", ""))
             if called in _T_LOOP_CALLS:
@@ -177,13 +199,27 @@ def _t_reached(trees, refused):
                 reasons.add(f"{name} (as {func.id}{''.join('.' + a for a in chain)})")
             if name in _T_LOOP_CALLS and module != "__main__":
                 reasons.add(f"a loop ({name})")
-            if module == "__main__" and _t_inspect.isfunction(target) and target not in done:
-                done.add(target)
-                try:
-                    source = _t_textwrap.dedent(_t_inspect.getsource(target))
-                    todo.append((_t_ast.parse(source), target.__name__))
-                except (OSError, TypeError, SyntaxError):
-                    pass
+            if module == "__main__" and _t_inspect.isfunction(target):
+                calls.setdefault(own_function, set()).add(target)
+                if target not in done:
+                    done.add(target)
+                    try:
+                        source = _t_textwrap.dedent(_t_inspect.getsource(target))
+                        todo.append((_t_ast.parse(source), target))
+                    except (OSError, TypeError, SyntaxError):
+                        pass
+    # recursion through others (f calls g, g calls f) or a lambda calling its own name
+    for start in [f for f in calls if f is not None]:
+        seen, stack = set(), list(calls.get(start, ()))
+        while stack:
+            f = stack.pop()
+            if f is start:
+                reasons.add(f"a loop (recursion: {start.__name__} calls itself, maybe "
+                            "through another function)")
+                break
+            if f not in seen:
+                seen.add(f)
+                stack.extend(calls.get(f, ()))
     return reasons
 
 
