@@ -52,4 +52,5 @@ def _t_mean_top(E_t, n_t=400_000):
     return _t_softmax(z_t).max(axis=-1).mean()
 
 
+assert int(E_star) == E_star > 1 and int(E_star) & (int(E_star) - 1) == 0  # a power of two
 assert _t_mean_top(int(E_star)) > _t_term["threshold"] > _t_mean_top(int(E_star) // 2)
