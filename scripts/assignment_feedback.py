@@ -90,9 +90,12 @@ def _normal(source: str) -> str:
 # magics and `!` shell lines) before anything runs, and a cell that does any of the below is
 # replaced by one that raises, with the reason: its names are then undefined and the
 # questions that use them score 0, with the reason as their message.
-GUARD_IMPORTS = {"numpy", "math", "cmath", "lib", "itertools", "functools", "collections",
-                 "fractions", "decimal", "statistics", "operator", "scipy", "matplotlib",
-                 "random", "string", "re", "time", "copy", "numbers", "warnings"}
+# (not functools, operator, collections, string, typing, dataclasses: each can reach an
+# attribute by a name built at run time or run a string as code, `string.Formatter().
+# get_field`, `functools.singledispatch` evaluating an annotation, ...; no exercise needs them)
+GUARD_IMPORTS = {"numpy", "math", "cmath", "lib", "itertools", "fractions", "decimal",
+                 "statistics", "scipy", "matplotlib", "random", "re", "time", "copy",
+                 "numbers", "warnings"}
 GUARD_NAMES = {"exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr",
                "globals", "locals", "vars", "open", "breakpoint", "input", "__builtins__",
                "__loader__", "__spec__", "get_ipython", "In", "Out", "_ih", "_oh", "_dh",
@@ -121,7 +124,8 @@ GUARD_MAKERS = {"make_dataclass", "namedtuple", "NamedTuple", "TypedDict", "NewT
                 "threading", "Thread", "Timer", "concurrent", "multiprocessing", "asyncio",
                 "signal", "sched", "weakref", "finalize", "update_wrapper", "wraps",
                 "extbuild", "build_and_import_extension", "LowLevelCallable",
-                "get_type_hints", "ForwardRef"}
+                "get_type_hints", "ForwardRef", "Formatter", "get_field", "get_value",
+                "vformat", "singledispatch", "singledispatchmethod"}
 # where masked arrays come from: np.testing ignores a masked entry, so a fully masked array
 # passes assert_allclose and assert_array_equal against any expected array
 GUARD_MASKED = {"ma", "mstats", "mstats_basic", "mstats_extras", "recfunctions"}
@@ -129,7 +133,7 @@ GUARD_MASKED = {"ma", "mstats", "mstats_basic", "mstats_extras", "recfunctions"}
 GUARD_MUTATORS = {"fill", "sort", "put", "itemset", "resize", "setfield", "partition",
                   "setflags", "byteswap", "append", "extend", "insert", "pop", "popitem",
                   "remove", "clear", "update", "add", "discard", "setdefault", "copyto",
-                  "place", "putmask", "fill_diagonal", "put_along_axis"}
+                  "place", "putmask", "fill_diagonal", "put_along_axis", "shuffle", "at"}
 # what returns a view of an array (or the array itself)
 GUARD_VIEWS = {"view", "reshape", "ravel", "transpose", "swapaxes", "squeeze", "asarray",
                "T", "real", "imag", "flat"}
@@ -228,6 +232,11 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
               for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
                         *filter(None, [node.args.vararg, node.args.kwarg])]}
+    # ... and a function's own locals (names it assigns without `global`)
+    params |= {n.id for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef,
+                                                               ast.AsyncFunctionDef))
+               for n in ast.walk(f) if isinstance(n, ast.Name)
+               and isinstance(n.ctx, ast.Store)} - rebound_globally
 
     modules = {"np", "numpy", "lib", "otter", "grader"} | {
         asname or name.split(".")[0] for _, name, asname in imports}
@@ -257,6 +266,30 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
         store or a method call changes in place."""
         name = root(target)
         return name if name in checked else None
+
+    def changes_argument(call):
+        """True if the call changes a checked name in place: its method (`W_O.fill(0)`), a
+        type's method on it (`np.ndarray.fill(W_O, 0)`, `dict.update(weights_kw, ...)`),
+        NumPy's in-place functions (`np.copyto`, `np.add.at`), an output given by keyword or
+        by position (a ufunc's arguments after its inputs, `np.multiply(W_O, 0, W_O)`)."""
+        func, args = call.func, call.args
+        if any(k.arg == "out" and changed(k.value) for k in call.keywords):
+            return True
+        if not isinstance(func, ast.Attribute):
+            return bool(getattr(func, "id", None) in GUARD_IN_PLACE and args
+                        and changed(args[0]))
+        if func.attr in GUARD_MUTATORS and changed(func.value):
+            return True         # W_O.fill(0), W_O.sort()
+        owner_is_module = getattr(func.value, "id", None) in modules
+        names = GUARD_IN_PLACE if owner_is_module else GUARD_MUTATORS
+        if func.attr in names and args and changed(args[0]):
+            return True         # np.copyto(W_O, 0), np.ndarray.fill(W_O, 0), np.add.at(W_O, ...)
+        if owner_is_module:
+            import numpy
+            ufunc = getattr(numpy, func.attr, None)
+            if isinstance(ufunc, numpy.ufunc) and any(changed(a) for a in args[ufunc.nin:]):
+                return True     # np.multiply(W_O, 0, W_O): the output by position
+        return False
     top = set(map(id, _module_level(tree)))
     # type(x), one argument, tells a type; with three it makes a class
     # ... but only where it is shown (print's arguments, an f-string): `type(int)` is type
@@ -326,14 +359,14 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
                 and changed(node):
             return (f"it changes {changed(node)} in place, a name of the notebook the checks "
                     "read (work on a copy: `.copy()`)")
-        elif isinstance(node, ast.Call) and (
-                (isinstance(node.func, ast.Attribute) and node.func.attr in GUARD_MUTATORS
-                 and changed(node.func.value))
-                or (getattr(node.func, "id", getattr(node.func, "attr", None)) in GUARD_IN_PLACE
-                    and node.args and changed(node.args[0]))
-                or any(k.arg == "out" and changed(k.value) for k in node.keywords)):
+        elif isinstance(node, ast.Call) and changes_argument(node):
             return ("it changes a name of the notebook the checks read in place (work on a "
                     "copy: `.copy()`)")
+        elif isinstance(node, (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and any(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                        for a in [getattr(node, "annotation", None),
+                                  getattr(node, "returns", None)]):
+            return "it has an annotation written as a string (which some functions run as code)"
         elif isinstance(node, ast.Attribute):
             if node.attr.startswith("_") and node.attr not in GUARD_DUNDERS:
                 return f"it uses the private attribute {node.attr}"

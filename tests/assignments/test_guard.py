@@ -86,6 +86,14 @@ ATTACKS = {
     "a module's dict through update_wrapper": "import functools\n"
                                               "functools.update_wrapper(np.testing, print)",
     "C compiled from a string": "np.testing.extbuild.build_and_import_extension('m', [])",
+    # a third red-team pass: attributes by a name built at run time, a string run as code
+    "an attribute through string.Formatter": "from string import Formatter\n"
+        "ga = lambda o, n: Formatter().get_field('0.' + n, (o,), {})[0]\n"
+        "t = ga(np, 'testing')",
+    "an annotation run by singledispatch": "import functools\n"
+        "@functools.singledispatch\ndef f(x):\n    return x\n"
+        "def g(x: \"exec('np.allclose = print') or int\"):\n    return x\nf.register(g)",
+    "a string annotation": "def g(x: 'int'):\n    return x",
     "a masked array": "window = np.ma.masked_all((6, 6), dtype=bool)",
     "a masked array, imported": "from numpy import ma\nO = ma.masked_all((2, 3))",
     "a masked array from SciPy": "import scipy.stats\nx = scipy.stats.mstats.trimboth(x, 0.5)",
@@ -116,7 +124,7 @@ def test_right_and_wrong_answers_are_not_refused():
     for code in ("def f(x):\n    all = x.all()\n    return all",       # a local name is fine
                  "print(type(np.float16(1)))", "x = np.ones(3)\nx[0] = 2",
                  "from lib.attention import softmax", "import numpy as np",
-                 "s = 'a {}'.format(1)", "import functools, itertools, math"):
+                 "s = 'a {}'.format(1)", "import itertools, math"):
         assert refusal(code, PROTECTED) is None, code
 
 
@@ -158,11 +166,17 @@ def test_the_notebooks_names_the_checks_read_may_not_be_rebound_or_changed():
     assert "W_O" in protected and "total" not in protected and "name" not in protected
     for attack in ["W_O = np.zeros_like(W_O)", "W_O[:] = 0", "W_O *= 0", "W_O.fill(0)",
                    "np.copyto(W_O, 0)", "np.multiply(W_O, 0, out=W_O)",
+                   # a third red-team pass: positional out, ufunc.at, a type's method
+                   "np.multiply(W_O, 0, W_O)", "np.multiply.at(W_O, np.s_[:], 0)",
+                   "np.ndarray.fill(W_O, 0)", "np.ndarray.sort(W_O)",
+                   "np.random.default_rng(0).shuffle(W_O)", "np.matmul(X, X, W_O)",
                    "def f():\n    W_O[0] = 0\nf()", "A = W_O[:2]\nA[0] = 0",
                    "B = W_O.T\nC = B\nC.fill(0)"]:
         assert refusal(attack, protected), attack
     for fine in ["W = W_O.copy()\nW[:] = 0", "s = np.sort(W_O)", "def f(W_O):\n    W_O[0] = 1",
-                 "total = X @ W_O\ntotal[0] = 0", "P = W_O @ W_O\nP[0] = 1"]:
+                 "total = X @ W_O\ntotal[0] = 0", "P = W_O @ W_O\nP[0] = 1",
+                 "def head(h):\n    W_O = np.eye(3)\n    W_O[0] = 1\n    return W_O",
+                 "m = np.multiply(W_O, 2)", "s = np.linalg.norm(W_O)"]:
         assert refusal(fine, protected) is None, fine
 
 
@@ -352,6 +366,13 @@ def run_cell(env, source, number):
      "window = np.array(wrows(6))", True),
     ("def wrows(L, m=map):\n    return list(m(lambda q: np.arange(L) <= q, range(L)))\n"
      "window = np.array(wrows(6))", True),
+    # a third red-team pass: recursion through a parameter; the answer filled in a later
+    # cell without an assignment, or by a ufunc's output given by position
+    ("def rows(L, k, again):\n    return [] if k == L else [np.arange(L) <= k] + "
+     "again(L, k + 1, again)\nwindow = np.array(rows(6, 0, rows))", True),
+    # right: a check the exercise asks for, with a comprehension, is not how it is built
+    ("window = np.arange(6)[None, :] <= np.arange(6)[:, None]\n"
+     "assert window.sum(axis=1).tolist() == [i + 1 for i in range(6)]", False),
     # right: a ufunc's reduce is not a Python loop; a helper function without one
     ("def below(L):\n    return np.arange(L)[None, :] <= np.arange(L)[:, None]\n"
      "window = np.logical_and.reduce([below(6), below(6)])", False),
@@ -361,6 +382,39 @@ def test_recursion_and_loop_functions_by_any_name_are_loops(cell, looped):
     env["In"] = [cell]
     run_cell(env, cell, 1)
     assert bool(env["_t_reached"](env["_t_feeding"]("window"), set())) == looped
+
+
+@pytest.mark.parametrize("cells, looped", [
+    (("window = np.zeros((6, 6), bool)",
+      "for i in range(6):\n    np.copyto(window[i], np.arange(6) <= i)"), True),
+    (("rows = [np.arange(6) <= i for i in range(6)]",
+      "window = np.zeros((6, 6), bool)\nnp.logical_or(window, np.array(rows), window)"), True),
+    (("window = np.zeros((6, 6), bool)",
+      "pairs = np.array([(i, j) for i in range(6) for j in range(i + 1)])\n"
+      "np.logical_or.at(window, (pairs[:, 0], pairs[:, 1]), True)"), True),
+])
+def test_an_answer_changed_in_place_in_another_cell_is_followed(cells, looped):
+    env = helpers()
+    env["In"] = list(cells)
+    for k, source in enumerate(cells):
+        run_cell(env, source, k)
+    assert bool(env["_t_reached"](env["_t_feeding"]("window"), set())) == looped
+
+
+def test_a_check_that_compares_with_the_library_is_not_the_answer_calling_it():
+    """Exercise 3.1 asks to compare the mask with padding_mask: that statement reads the
+    answer, it does not compute it (a method call such as .tolist() changes nothing)."""
+    env = helpers()
+    env["padding_mask"] = lambda lengths, S: np.arange(S) < lengths[:, None]
+    cells = ["lengths = np.array([2, 2, 6])\nby_hand = np.arange(6) < lengths[:, None]\n"
+             "assert by_hand.tolist() == padding_mask(lengths, 6).tolist()"]
+    env["In"] = cells
+    exec(cells[0], env)
+    assert not env["_t_reached"](env["_t_feeding"]("by_hand"), {"padding_mask"})
+    cells = ["by_hand = np.arange(4) < np.zeros((3, 1))",
+             "np.copyto(by_hand, padding_mask(np.array([3, 1, 4]), 4))"]
+    env["In"] = cells
+    assert env["_t_reached"](env["_t_feeding"]("by_hand"), {"padding_mask"})
 
 
 def test_a_library_call_that_changes_the_answer_through_an_alias_is_found():
