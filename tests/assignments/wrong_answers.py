@@ -380,6 +380,21 @@ def log_softmax_lse(x, axis=-1):
         "answer": "total = out - b_o",
     },
     {
+        # found by a red-team pass: the right values from the layer itself, which only the
+        # public (0-point) check refused; the hidden check now refuses it too
+        "id": "total-from-the-layer-with-the-rows-zeroed",
+        "chapter": "06_multi_head",
+        "question": "multi-head-ex-one-head",
+        "message": "multi_head_attention (the exercise",
+        "public": True,
+        "answer": '''
+W_abl = W_O.copy()
+if TERM_ablate_h is not None:
+    W_abl[TERM_ablate_h * dv : (TERM_ablate_h + 1) * dv] = 0
+total = multi_head_attention(X, X, X, H, **(weights_kw | dict(w_o=W_abl, b_o=0 * b_o)))
+''',
+    },
+    {
         "id": "one-head-without-value-bias",
         "chapter": "06_multi_head",
         "question": "multi-head-ex-one-head",

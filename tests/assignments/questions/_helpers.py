@@ -16,6 +16,9 @@ def _t_calls(tree):
         if isinstance(node, _t_ast.Call):
             func = node.func
             names.add(getattr(func, "id", getattr(func, "attr", "")))
+            while isinstance(func, _t_ast.Attribute):     # np.logaddexp.reduce: logaddexp
+                func = func.value
+                names.add(getattr(func, "id", getattr(func, "attr", "")))
     return names
 
 
@@ -174,6 +177,11 @@ def _t_reached(trees, refused):
                             f"({_t_ast.unparse(node.func)[:40]})")
             if own is not None and called == own:
                 reasons.add(f"a loop (recursion: {own} calls itself)")
+            if own_function is not None and isinstance(node.func, _t_ast.Name) \
+                    and node.func.id in _t_inspect.signature(own_function).parameters:
+                # a function given as an argument: it may be the function itself
+                reasons.add(f"a function passed as an argument ({node.func.id}), which may "
+                            "be recursion")
             func, chain = node.func, []
             while isinstance(func, _t_ast.Attribute):
                 chain.insert(0, func.attr)
@@ -244,9 +252,10 @@ def _t_stored(stmt):
         if isinstance(node, _t_ast.Name) and isinstance(node.ctx, (_t_ast.Store, _t_ast.Del)):
             stored.add(node.id)
         elif isinstance(node, _t_ast.Call) and isinstance(node.func, _t_ast.Attribute) \
+                and node.func.attr in _T_MUTATORS \
                 and isinstance(node.func.value, _t_ast.Name) \
                 and not _t_inspect.ismodule(globals().get(node.func.value.id)):
-            stored.add(node.func.value.id)      # rows.append(...) changes rows
+            stored.add(node.func.value.id)      # rows.append(...) changes rows, .sum() not
         elif isinstance(node, (_t_ast.Subscript, _t_ast.Attribute)) \
                 and isinstance(node.ctx, _t_ast.Store):
             root = node
@@ -276,7 +285,8 @@ def _t_free_names(stmt):
 # methods and functions that change an array or a list in place
 _T_MUTATORS = {"fill", "sort", "put", "itemset", "resize", "setfield", "partition", "append",
                "extend", "insert", "pop", "remove", "clear", "update", "add", "setdefault",
-               "copyto", "place", "putmask", "fill_diagonal", "put_along_axis"}
+               "copyto", "place", "putmask", "fill_diagonal", "put_along_axis", "at",
+               "shuffle"}
 
 
 def _t_aliases(stmt, tainted):
@@ -321,6 +331,19 @@ def _t_mutates(stmt, tainted):
                 return True
             if any(k.arg == "out" and _t_names(k.value) & tainted for k in node.keywords):
                 return True
+            # a ufunc's output by position: np.logical_or(a, b, window)
+            target = func
+            chain = []
+            while isinstance(target, _t_ast.Attribute):
+                chain.insert(0, target.attr)
+                target = target.value
+            ufunc = globals().get(getattr(target, "id", ""))
+            for attr in chain:
+                ufunc = getattr(ufunc, attr, None)
+            nin = getattr(ufunc, "nin", None)
+            if isinstance(nin, int) and type(ufunc).__name__ == "ufunc" \
+                    and any(_t_names(a) & tainted for a in node.args[nin:]):
+                return True
     return False
 
 
@@ -342,14 +365,15 @@ def _t_cell_feeding(tree, name):
     `v = by_hand[:]` then `v[...] = ...`), and, going back, every statement that stores a
     name the picked ones read."""
     body = list(tree.body)
-    picked = {k for k, stmt in enumerate(body) if name in _t_stored(stmt)}
+    picked, tainted = set(), {name}
+    for k, stmt in enumerate(body):
+        if name in _t_stored(stmt):
+            picked.add(k)
+        tainted |= _t_aliases(stmt, tainted)
+        if _t_mutates(stmt, tainted):
+            picked.add(k)      # np.copyto(window[i], ...), window[i] = ... in a loop
     if not picked:
         return [], set()
-    tainted = {name}
-    for k in range(min(picked) + 1, len(body)):
-        tainted |= _t_aliases(body[k], tainted)
-        if _t_mutates(body[k], tainted):
-            picked.add(k)
     needed, resolved, found = {name}, set(), []
     for k in range(max(picked), -1, -1):
         stored = _t_stored(body[k])
@@ -382,7 +406,7 @@ def _t_feeding(name):
             found.append(stmt)
 
     for index, tree in enumerate(trees):
-        if not _t_assigns(tree, name):
+        if not (_t_assigns(tree, name) or any(_t_mutates(s, {name}) for s in tree.body)):
             continue
         statements, unresolved = _t_cell_feeding(tree, name)
         for stmt in statements:

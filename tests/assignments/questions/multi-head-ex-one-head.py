@@ -90,3 +90,7 @@ _t_ref = _t_mha(
 np.testing.assert_allclose(total, _t_ref, rtol=1e-10, atol=1e-12)
 _t_values, _t_cell = _t_assignment("total")
 assert not _t_names(_t_values) & {"out", "out_steps", "weights"}
+# the exercise's rule holds the points too (not only the public check): each head by
+# scaled_dot_product_attention, the layer not called for it (found by a red-team pass)
+assert _t_values and "scaled_dot_product_attention" in _t_calls(_t_cell)
+assert not _t_calls(_t_values) & {"multi_head_attention"}

@@ -72,10 +72,11 @@ failure_message: >-
   log_softmax, logsumexp or softmax, under any name (the exercise is to write
   what they compute).
 """  # END TEST CONFIG
-_t_why = _t_own_function(log_softmax_lse, ["log_softmax", "logsumexp", "softmax"])
+_t_why = _t_own_function(log_softmax_lse, ["log_softmax", "logsumexp", "softmax",
+                                           "logaddexp", "logaddexp2"])
 assert _t_why is None, _t_why
 _t_used = _t_library_calls(lambda: log_softmax_lse(np.arange(6.0).reshape(2, 3)),
-                           {"log_softmax", "logsumexp", "softmax"})
+                           {"log_softmax", "logsumexp", "softmax", "logaddexp", "logaddexp2"})
 assert not _t_used, "log_softmax_lse runs " + ", ".join(sorted(_t_used))
 
 # %%
@@ -102,7 +103,9 @@ with np.errstate(all="ignore"):
         )
         # the values compared are those of the profiled call itself
         _t_got, _t_used = _t_profiled(lambda: log_softmax_lse(_t_in, axis=_t_axis),
-                                      {"log_softmax", "logsumexp", "softmax"})
+                                      {"log_softmax", "logsumexp", "softmax", "logaddexp",
+                                       "logaddexp2"})
         assert not _t_used
         np.testing.assert_allclose(_t_got, _t_want, rtol=1e-12)
-assert _t_own_function(log_softmax_lse, ["log_softmax", "logsumexp", "softmax"]) is None
+assert _t_own_function(log_softmax_lse, ["log_softmax", "logsumexp", "softmax", "logaddexp",
+                                         "logaddexp2"]) is None

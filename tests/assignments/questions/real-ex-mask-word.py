@@ -15,7 +15,7 @@ failure_message: >-
   `change` must hold one number per head and per query of the first sentence
   (its real tokens only, not the padding): its shape is not that.
 """  # END TEST CONFIG
-assert np.shape(change) == (H, batch.lengths[0])
+assert np.shape(change) == (model.num_heads, batch.lengths[0])
 
 # %%
 """ # BEGIN TEST CONFIG

@@ -16,7 +16,7 @@ failure_message: >-
   its shape is not that.
 """  # END TEST CONFIG
 _t_N, _t_L = np.shape(batch.input_ids)
-assert np.shape(w_nopos) == (_t_N, H, _t_L, _t_L)
+assert np.shape(w_nopos) == (_t_N, model.num_heads, _t_L, _t_L)
 
 # %%
 """ # BEGIN TEST CONFIG

@@ -13,7 +13,7 @@ points: 0
 failure_message: >-
   `fraction` has one number per head, each between 0 and 1.
 """  # END TEST CONFIG
-assert np.shape(fraction) == (H,)
+assert np.shape(fraction) == (model.num_heads,)
 assert np.all((0 <= np.asarray(fraction)) & (np.asarray(fraction) <= 1))
 
 # %%
