@@ -401,34 +401,32 @@ def test_an_answer_changed_in_place_in_another_cell_is_followed(cells, looped):
     assert bool(env["_t_reached"](env["_t_feeding"]("window"), set())) == looped
 
 
+def padding_reached(cells):
+    """What the padding exercise's checks find in these cells (padding_mask refused)."""
+    env = helpers()
+    env["padding_mask"] = lambda lengths, S: np.arange(S) < lengths[:, None]
+    env["In"] = list(cells)
+    for source in cells:
+        exec(source, env)
+    return env["_t_reached"](env["_t_feeding"]("by_hand"), {"padding_mask"})
+
+
 def test_a_check_that_compares_with_the_library_is_not_the_answer_calling_it():
     """Exercise 3.1 asks to compare the mask with padding_mask: that statement reads the
     answer, it does not compute it (a method call such as .tolist() changes nothing)."""
-    env = helpers()
-    env["padding_mask"] = lambda lengths, S: np.arange(S) < lengths[:, None]
-    cells = ["lengths = np.array([2, 2, 6])\nby_hand = np.arange(6) < lengths[:, None]\n"
-             "assert by_hand.tolist() == padding_mask(lengths, 6).tolist()"]
-    env["In"] = cells
-    exec(cells[0], env)
-    assert not env["_t_reached"](env["_t_feeding"]("by_hand"), {"padding_mask"})
-    cells = ["by_hand = np.arange(4) < np.zeros((3, 1))",
-             "np.copyto(by_hand, padding_mask(np.array([3, 1, 4]), 4))"]
-    env["In"] = cells
-    assert env["_t_reached"](env["_t_feeding"]("by_hand"), {"padding_mask"})
+    assert not padding_reached([
+        "lengths = np.array([2, 2, 6])\nby_hand = np.arange(6) < lengths[:, None]\n"
+        "assert by_hand.tolist() == padding_mask(lengths, 6).tolist()"])
+    assert padding_reached(["by_hand = np.arange(4) < np.zeros((3, 1))",
+                            "np.copyto(by_hand, padding_mask(np.array([3, 1, 4]), 4))"])
 
 
 def test_a_library_call_that_changes_the_answer_through_an_alias_is_found():
-    env = helpers()
-    env["padding_mask"] = lambda lengths, S: np.arange(S) < lengths[:, None]
-    cells = ["by_hand = np.arange(6) < np.zeros((3, 1))\nv = by_hand[:]\n"
-             "v[...] = padding_mask(np.array([2, 2, 6]), 6)"]
-    env["In"] = cells
-    exec(cells[0], env)
-    assert "padding_mask (a call by that name)" in env["_t_reached"](
-        env["_t_feeding"]("by_hand"), {"padding_mask"})
-    cells = ["m = [padding_mask][0](np.array([2, 2, 6]), 6)\nby_hand = m & (0 < 1)"]
-    env["In"] = cells
-    assert env["_t_reached"](env["_t_feeding"]("by_hand"), {"padding_mask"})
+    assert "padding_mask (a call by that name)" in padding_reached([
+        "by_hand = np.arange(6) < np.zeros((3, 1))\nv = by_hand[:]\n"
+        "v[...] = padding_mask(np.array([2, 2, 6]), 6)"])
+    assert padding_reached(["m = [padding_mask][0](np.array([2, 2, 6]), 6)\n"
+                            "by_hand = m & (0 < 1)"])
 
 
 @pytest.mark.parametrize("cell, looped", [
