@@ -333,8 +333,10 @@ quiz: $(STAMP)  ## each chapter's self-check questions as a Canvas (QTI) and a M
 
 # Solutions score full marks, unanswered student notebooks 0, each wrong answer of
 # tests/assignments/wrong_answers.py loses its question's points with its message, its right
-# answers score full marks; one chapter's Gradescope zip is set up from PyPI in a fresh venv
-# and run offline, as Gradescope runs it (tests/assignments/gradescope.py; needs root).
+# answers score full marks; the public site's solutions pasted in score 0 (OTHER_SEED=n:
+# another term's solutions instead, their points printed); one chapter's Gradescope zip is
+# set up from PyPI in a fresh venv and run offline, as Gradescope runs it
+# (tests/assignments/gradescope.py; needs root).
 test-assignments: assignments  ## grade the solutions, the student notebooks and the wrong answers with otter run
 	CHECK_ASSIGNMENTS=1 $(ONE_BLAS_THREAD) timeout 1800 $(PY) -m pytest -q -p no:cacheprovider tests/assignments
 
