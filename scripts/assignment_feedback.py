@@ -292,14 +292,16 @@ GUARD_ATTRIBUTES (`from numpy import save`); the names of GUARD_NAMES (exec, eva
         return False
     top = set(map(id, _module_level(tree)))
     # type(x), one argument, tells a type; with three it makes a class
-    # ... but only where it is shown (print's arguments, an f-string): `type(int)` is type
-    # itself, whose three-argument call makes a class
-    shown = {id(sub) for n in ast.walk(tree)
-             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                 and n.func.id == "print") or isinstance(n, ast.FormattedValue)
+    # ... but only where it is shown or compared (an argument of print, an f-string's value,
+    # an operand of a comparison, `type(x) is float`), never kept or called: `type(int)` is
+    # type itself, whose three-argument call makes a class
+    shown = {id(part) for n in ast.walk(tree)
              for part in ([*n.args, *(k.value for k in n.keywords)]
-                          if isinstance(n, ast.Call) else [n.value])
-             for sub in ast.walk(part)}
+                          if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                          and n.func.id == "print"
+                          else [n.value] if isinstance(n, ast.FormattedValue)
+                          else [n.left, *n.comparators] if isinstance(n, ast.Compare)
+                          else [])}
     one_arg_type = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)
                     and isinstance(n.func, ast.Name) and n.func.id == "type"
                     and len(n.args) == 1 and not n.keywords and id(n) in shown}

@@ -71,6 +71,8 @@ ATTACKS = {
     "type reached through type(int)": 'Yes = type(int)("Yes", (np.ndarray,), '
                                       'dict(__eq__=lambda s, o: np.ones(np.shape(o), bool)))',
     "type(x) kept, then called": "t = type(int)\nC = t('C', (), {})",
+    "type(int) called inside print": "print(type(int)('C', (), {}))",
+    "type(int) called inside a comparison": "ok = type(int)('C', (), {}) == 1",
     "a dunder as a keyword": "d = dict(__eq__=print)",
     "a class from dataclasses": "import dataclasses\n"
                                 "C = dataclasses.make_dataclass('C', [], bases=(np.ndarray,))",
@@ -124,7 +126,10 @@ def test_right_and_wrong_answers_are_not_refused():
     for code in ("def f(x):\n    all = x.all()\n    return all",       # a local name is fine
                  "print(type(np.float16(1)))", "x = np.ones(3)\nx[0] = 2",
                  "from lib.attention import softmax", "import numpy as np",
-                 "s = 'a {}'.format(1)", "import itertools, math"):
+                 "s = 'a {}'.format(1)", "import itertools, math",
+                 # a type shown or compared, never called
+                 "assert type(x) is float", "ok = type(x) == np.ndarray",
+                 "print(f'{type(x)}')"):
         assert refusal(code, PROTECTED) is None, code
 
 
